@@ -1,1 +1,128 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * mod_qosctl: what the module's files share.  The request path is in
+ * qc_request.c, directives in qc_config.c, the shared segment in
+ * qc_shm.c, the status page in qc_status.c, hooks in mod_qosctl.c.
+ */
+
+#ifndef MOD_QOSCTL_H
+#define MOD_QOSCTL_H
+
+#include "httpd.h"
+#include "http_config.h"
+#include "apr_shm.h"
+
+#include "qc_cidr.h"
+#include "qc_level.h"
+#include "qc_shm.h"
+
+#define QC_UNSET (-1)
+
+/* Defaults of the main-server directives (paper §4.1, §4.4). */
+#define QC_DEFAULT_BOUND        0.58
+#define QC_DEFAULT_PERIOD       1.0
+#define QC_DEFAULT_GAIN_MARGIN  4.0
+#define QC_DEFAULT_RETRY_AFTER  1
+/* Initial model until the controller learns one: seconds per request,
+ * seconds per byte, seconds per rejected request. */
+#define QC_DEFAULT_A            100e-6
+#define QC_DEFAULT_B            (5e-6 / 1024.0)
+#define QC_DEFAULT_C            50e-6
+
+/* Longest URI the actuator maps; longer ones are refused with 414. */
+#define QC_MAX_URI 4096
+
+typedef enum {
+    QC_RESOURCE_CPU,
+    QC_RESOURCE_LINK
+} qc_resource_kind_e;
+
+typedef struct {
+    qc_resource_kind_e kind;
+    const char *ifname;         /* link only */
+    double bits_per_s;          /* link only */
+} qc_resource_t;
+
+typedef struct qc_server_conf qc_server_conf;
+
+struct qc_server_conf {
+    /* Main server only (the controller's settings). */
+    int enabled;                /* QosCtl, QC_UNSET until given */
+    double bound;
+    double period;
+    double gain_margin;
+    double model_a, model_b, model_c;
+    int model_set;
+    apr_array_header_t *resources;      /* of qc_resource_t */
+    const char *log_path;
+    const char *state_path;
+    int retry_after;
+
+    /* Per virtual host. */
+    const char *trees[QC_MAX_TREES];    /* normalized URL prefixes */
+    unsigned ntrees;                    /* 0: none given (inherit) */
+    int guaranteed;
+    double rmax;                        /* req/s */
+    double wmax;                        /* bytes/s */
+    apr_array_header_t *premium;        /* of qc_cidr_t */
+    apr_array_header_t *excludes;       /* of const char * */
+    double fixed_level;
+    int fixed_set;
+
+    /* Runtime, filled in post_config. */
+    unsigned levels;            /* M: trees, or 1 when none (DocumentRoot) */
+    apr_uint32_t fixed_fx;
+    apr_uint32_t top_fx;
+    size_t tree_len[QC_MAX_TREES];
+    qc_slot_t *slot;
+    const char *key;
+    server_rec *server;
+};
+
+/* Per-request decision, in r->request_config. */
+typedef struct {
+    unsigned level;             /* decided tree; 0 = rejected */
+    unsigned served_level;      /* tree the file came from, 0 = none */
+    int cls;                    /* QC_CLASS_* */
+    int excluded;
+    int rejected;               /* answered 503 by the actuator */
+    int counted;                /* arrival already counted */
+} qc_request_t;
+
+/* The module-wide runtime state, valid after post_config. */
+typedef struct {
+    qc_server_conf *main;       /* main server's config (global knobs) */
+    qc_shm_t *shm;
+    apr_interval_time_t stale_after;    /* 3 periods */
+    apr_array_header_t *servers;        /* of qc_server_conf *, in order */
+} qc_runtime_t;
+
+extern module AP_MODULE_DECLARE_DATA qosctl_module;
+extern qc_runtime_t qc_rt;
+extern const command_rec qc_cmds[];
+
+#define qc_sconf(s) \
+    ((qc_server_conf *)ap_get_module_config((s)->module_config, \
+                                            &qosctl_module))
+
+/* qc_config.c */
+void *qc_create_server_conf(apr_pool_t *p, server_rec *s);
+void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv);
+int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                    apr_pool_t *ptemp, server_rec *s);
+const char *qc_server_key(apr_pool_t *p, server_rec *s);
+
+/* qc_shm.c */
+apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s);
+
+/* qc_request.c */
+int qc_decide(request_rec *r);
+int qc_map(request_rec *r);
+int qc_log(request_rec *r);
+
+/* qc_status.c */
+int qc_status_handler(request_rec *r);
+int qc_status_hook(request_rec *r, int flags);
+
+#endif /* MOD_QOSCTL_H */

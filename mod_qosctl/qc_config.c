@@ -1,1 +1,487 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Directives of mod_qosctl.  Syntax is checked here, as each line is
+ * read; what needs the whole configuration (DocumentRoot, the number of
+ * trees of a merged virtual host) is checked in qc_check_config(), which
+ * httpd also runs for "apachectl -t".  Every message names the directive
+ * and the offending value.
+ */
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "apr_strings.h"
+#include "apr_file_info.h"
+
+#include "mod_qosctl.h"
+#include "qc_parse.h"
+
+APLOG_USE_MODULE(qosctl);
+
+static const char *qc_bad(cmd_parms *cmd, const char *value,
+                          const char *why)
+{
+    return apr_psprintf(cmd->pool, "%s: invalid value '%s': %s",
+                        cmd->cmd->name, value, why);
+}
+
+static const char *qc_global_only(cmd_parms *cmd)
+{
+    return ap_check_cmd_context(cmd, GLOBAL_ONLY);
+}
+
+/* The main server's config, where the global knobs live. */
+static qc_server_conf *qc_global(cmd_parms *cmd)
+{
+    return qc_sconf(cmd->server);
+}
+
+void *qc_create_server_conf(apr_pool_t *p, server_rec *s)
+{
+    qc_server_conf *c = apr_pcalloc(p, sizeof(*c));
+
+    c->enabled = QC_UNSET;
+    c->bound = QC_DEFAULT_BOUND;
+    c->period = QC_DEFAULT_PERIOD;
+    c->gain_margin = QC_DEFAULT_GAIN_MARGIN;
+    c->model_a = QC_DEFAULT_A;
+    c->model_b = QC_DEFAULT_B;
+    c->model_c = QC_DEFAULT_C;
+    c->resources = apr_array_make(p, 2, sizeof(qc_resource_t));
+    c->retry_after = QC_DEFAULT_RETRY_AFTER;
+    c->premium = apr_array_make(p, 2, sizeof(qc_cidr_t));
+    c->excludes = apr_array_make(p, 2, sizeof(const char *));
+    c->server = s;
+    return c;
+}
+
+/*
+ * A virtual host inherits the main server's trees, classes, exclusions
+ * and pinned level unless it sets its own; never its guarantee, which
+ * is a contract of one host.
+ */
+void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    qc_server_conf *base = basev;
+    qc_server_conf *add = addv;
+    qc_server_conf *c = apr_pmemdup(p, add, sizeof(*c));
+
+    if (add->ntrees == 0) {
+        memcpy(c->trees, base->trees, sizeof(c->trees));
+        c->ntrees = base->ntrees;
+    }
+    if (apr_is_empty_array(add->premium)) {
+        c->premium = base->premium;
+    }
+    if (apr_is_empty_array(add->excludes)) {
+        c->excludes = base->excludes;
+    }
+    if (!add->fixed_set) {
+        c->fixed_set = base->fixed_set;
+        c->fixed_level = base->fixed_level;
+    }
+    return c;
+}
+
+static const char *qc_cmd_enable(cmd_parms *cmd, void *dummy, int flag)
+{
+    const char *err = qc_global_only(cmd);
+
+    if (err) {
+        return err;
+    }
+    qc_global(cmd)->enabled = flag;
+    return NULL;
+}
+
+static const char *qc_cmd_bound(cmd_parms *cmd, void *dummy,
+                                const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    double v;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_parse_double(arg, 0.0, 1.0, &v)) != NULL) {
+        return qc_bad(cmd, arg, err);
+    }
+    if (v <= 0.0) {
+        return qc_bad(cmd, arg, "must be above 0");
+    }
+    qc_global(cmd)->bound = v;
+    return NULL;
+}
+
+static const char *qc_cmd_period(cmd_parms *cmd, void *dummy,
+                                 const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    double v;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_parse_seconds(arg, &v)) != NULL) {
+        return qc_bad(cmd, arg, err);
+    }
+    if (v < 0.05) {
+        return qc_bad(cmd, arg, "must be at least 0.05 seconds");
+    }
+    qc_global(cmd)->period = v;
+    return NULL;
+}
+
+static const char *qc_cmd_gain_margin(cmd_parms *cmd, void *dummy,
+                                      const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    double v;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_parse_double(arg, 1.0, 1000.0, &v)) != NULL) {
+        return qc_bad(cmd, arg, err);
+    }
+    if (v <= 1.0) {
+        return qc_bad(cmd, arg, "a gain margin must be above 1");
+    }
+    qc_global(cmd)->gain_margin = v;
+    return NULL;
+}
+
+/* QosCtlModel <a ms/request> <b ms/KB> [<c ms/rejected request>] */
+static const char *qc_cmd_model(cmd_parms *cmd, void *dummy,
+                                const char *a, const char *b,
+                                const char *c)
+{
+    const char *err = qc_global_only(cmd);
+    qc_server_conf *g = qc_global(cmd);
+    double va, vb, vc = g->model_c * 1000.0;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_parse_double(a, 0.0, 1000.0, &va)) != NULL) {
+        return qc_bad(cmd, a, err);
+    }
+    if ((err = qc_parse_double(b, 0.0, 1000.0, &vb)) != NULL) {
+        return qc_bad(cmd, b, err);
+    }
+    if (c && (err = qc_parse_double(c, 0.0, 1000.0, &vc)) != NULL) {
+        return qc_bad(cmd, c, err);
+    }
+    if (va == 0.0 && vb == 0.0) {
+        return apr_psprintf(cmd->pool, "%s: a and b cannot both be 0: "
+                            "every request costs something",
+                            cmd->cmd->name);
+    }
+    /* The paper's units (ms/request, ms/KB) to seconds and bytes. */
+    g->model_a = va / 1000.0;
+    g->model_b = vb / 1000.0 / 1024.0;
+    g->model_c = vc / 1000.0;
+    g->model_set = 1;
+    return NULL;
+}
+
+/* QosCtlResource cpu | QosCtlResource link <interface> <bits/s> */
+static const char *qc_cmd_resource(cmd_parms *cmd, void *dummy,
+                                   const char *kind, const char *ifname,
+                                   const char *rate)
+{
+    const char *err = qc_global_only(cmd);
+    qc_server_conf *g = qc_global(cmd);
+    qc_resource_t res = { QC_RESOURCE_CPU, NULL, 0.0 };
+    int i;
+
+    if (err) {
+        return err;
+    }
+    if (!strcasecmp(kind, "cpu")) {
+        if (ifname) {
+            return apr_psprintf(cmd->pool, "%s: 'cpu' takes no further "
+                                "arguments (got '%s')", cmd->cmd->name,
+                                ifname);
+        }
+    }
+    else if (!strcasecmp(kind, "link")) {
+        if (!ifname || !rate) {
+            return apr_psprintf(cmd->pool, "%s: usage: %s link "
+                                "<interface> <rate, e.g. 100M or 1G>",
+                                cmd->cmd->name, cmd->cmd->name);
+        }
+        if ((err = qc_parse_ifname(ifname)) != NULL) {
+            return qc_bad(cmd, ifname, err);
+        }
+        if ((err = qc_parse_link_rate(rate, &res.bits_per_s)) != NULL) {
+            return qc_bad(cmd, rate, err);
+        }
+        res.kind = QC_RESOURCE_LINK;
+        res.ifname = ifname;
+    }
+    else {
+        return qc_bad(cmd, kind, "expected 'cpu' or 'link'");
+    }
+    for (i = 0; i < g->resources->nelts; i++) {
+        qc_resource_t *o = &APR_ARRAY_IDX(g->resources, i, qc_resource_t);
+        if (o->kind == res.kind
+            && (res.kind == QC_RESOURCE_CPU || !strcmp(o->ifname, ifname))) {
+            return apr_psprintf(cmd->pool, "%s: %s%s%s is given twice",
+                                cmd->cmd->name, kind, ifname ? " " : "",
+                                ifname ? ifname : "");
+        }
+    }
+    APR_ARRAY_PUSH(g->resources, qc_resource_t) = res;
+    return NULL;
+}
+
+static const char *qc_cmd_path(cmd_parms *cmd, void *dummy, const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    qc_server_conf *g = qc_global(cmd);
+    const char *path;
+
+    if (err) {
+        return err;
+    }
+    path = ap_server_root_relative(cmd->pool, arg);
+    if (!path) {
+        return qc_bad(cmd, arg, "not a valid path");
+    }
+    if (cmd->info == (void *)0) {
+        g->log_path = path;
+    }
+    else {
+        g->state_path = path;
+    }
+    return NULL;
+}
+
+static const char *qc_cmd_retry_after(cmd_parms *cmd, void *dummy,
+                                      const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    long v;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_parse_long(arg, 0, 86400, &v)) != NULL) {
+        return qc_bad(cmd, arg, err);
+    }
+    qc_global(cmd)->retry_after = (int)v;
+    return NULL;
+}
+
+/* Given once per context, so that a second line is a mistake, not a merge. */
+static const char *qc_cmd_trees(cmd_parms *cmd, void *dummy,
+                                const char *args)
+{
+    qc_server_conf *c = qc_sconf(cmd->server);
+    const char *word;
+    unsigned n = 0;
+
+    if (c->ntrees) {
+        return apr_psprintf(cmd->pool, "%s: given twice for this host",
+                            cmd->cmd->name);
+    }
+    while (*(word = ap_getword_conf(cmd->pool, &args)) != '\0') {
+        char buf[256];
+        const char *err;
+        unsigned i;
+
+        if (n == QC_MAX_TREES) {
+            return apr_psprintf(cmd->pool, "%s: at most %d trees",
+                                cmd->cmd->name, QC_MAX_TREES);
+        }
+        err = qc_parse_url_prefix(word, buf, sizeof(buf));
+        if (err) {
+            return qc_bad(cmd, word, err);
+        }
+        for (i = 0; i < n; i++) {
+            if (!strcmp(c->trees[i], buf)) {
+                return qc_bad(cmd, word, "tree listed twice");
+            }
+        }
+        c->trees[n++] = apr_pstrdup(cmd->pool, buf);
+    }
+    if (n == 0) {
+        return apr_psprintf(cmd->pool, "%s: name at least one tree, "
+                            "lowest quality first (e.g. /degraded /full)",
+                            cmd->cmd->name);
+    }
+    c->ntrees = n;
+    return NULL;
+}
+
+static const char *qc_cmd_guarantee(cmd_parms *cmd, void *dummy,
+                                    const char *rmax, const char *wmax)
+{
+    qc_server_conf *c = qc_sconf(cmd->server);
+    const char *err;
+
+    if ((err = qc_parse_double(rmax, 0.0, 1e9, &c->rmax)) != NULL) {
+        return qc_bad(cmd, rmax, err);
+    }
+    if (c->rmax <= 0.0) {
+        return qc_bad(cmd, rmax, "a request rate must be above 0");
+    }
+    if ((err = qc_parse_bandwidth(wmax, &c->wmax)) != NULL) {
+        return qc_bad(cmd, wmax, err);
+    }
+    c->guaranteed = 1;
+    return NULL;
+}
+
+static const char *qc_cmd_premium(cmd_parms *cmd, void *dummy,
+                                  const char *arg)
+{
+    qc_server_conf *c = qc_sconf(cmd->server);
+    qc_cidr_t cidr;
+    const char *err = qc_cidr_parse(arg, &cidr);
+
+    if (err) {
+        return qc_bad(cmd, arg, err);
+    }
+    APR_ARRAY_PUSH(c->premium, qc_cidr_t) = cidr;
+    return NULL;
+}
+
+static const char *qc_cmd_exclude(cmd_parms *cmd, void *dummy,
+                                  const char *arg)
+{
+    qc_server_conf *c = qc_sconf(cmd->server);
+    char buf[256];
+    const char *err = qc_parse_url_prefix(arg, buf, sizeof(buf));
+
+    if (err) {
+        return qc_bad(cmd, arg, err);
+    }
+    APR_ARRAY_PUSH(c->excludes, const char *) = apr_pstrdup(cmd->pool, buf);
+    return NULL;
+}
+
+static const char *qc_cmd_fixed_level(cmd_parms *cmd, void *dummy,
+                                      const char *arg)
+{
+    qc_server_conf *c = qc_sconf(cmd->server);
+    const char *err = qc_parse_double(arg, 0.0, QC_MAX_TREES,
+                                      &c->fixed_level);
+
+    if (err) {
+        return qc_bad(cmd, arg, err);
+    }
+    c->fixed_set = 1;
+    return NULL;
+}
+
+const command_rec qc_cmds[] = {
+    AP_INIT_FLAG("QosCtl", qc_cmd_enable, NULL, RSRC_CONF,
+                 "On to control utilization, Off (default) to do nothing"),
+    AP_INIT_TAKE1("QosCtlUtilizationBound", qc_cmd_bound, NULL, RSRC_CONF,
+                  "utilization set point in (0, 1], default 0.58"),
+    AP_INIT_TAKE1("QosCtlPeriod", qc_cmd_period, NULL, RSRC_CONF,
+                  "control period in seconds (e.g. 1, 0.25, 250ms)"),
+    AP_INIT_TAKE1("QosCtlGainMargin", qc_cmd_gain_margin, NULL, RSRC_CONF,
+                  "gain margin G of the PI loops, default 4"),
+    AP_INIT_TAKE23("QosCtlModel", qc_cmd_model, NULL, RSRC_CONF,
+                   "initial model: <a ms/request> <b ms/KB> "
+                   "[<c ms/rejected request>]"),
+    AP_INIT_TAKE13("QosCtlResource", qc_cmd_resource, NULL, RSRC_CONF,
+                   "bottleneck: 'cpu' or 'link <interface> <bits/s>'"),
+    AP_INIT_TAKE1("QosCtlLog", qc_cmd_path, (void *)0, RSRC_CONF,
+                  "file for one line per period and class"),
+    AP_INIT_TAKE1("QosCtlStateFile", qc_cmd_path, (void *)1, RSRC_CONF,
+                  "file keeping the learned model across restarts"),
+    AP_INIT_TAKE1("QosCtlRetryAfter", qc_cmd_retry_after, NULL, RSRC_CONF,
+                  "Retry-After seconds sent with a 503, default 1"),
+    AP_INIT_RAW_ARGS("QosCtlContentTrees", qc_cmd_trees, NULL, RSRC_CONF,
+                     "URL prefixes of the content trees under "
+                     "DocumentRoot, lowest quality first"),
+    AP_INIT_TAKE2("QosCtlGuarantee", qc_cmd_guarantee, NULL, RSRC_CONF,
+                  "<Rmax req/s> <Wmax, e.g. 13Mbit or 2MB>"),
+    AP_INIT_ITERATE("QosCtlPremiumAddress", qc_cmd_premium, NULL, RSRC_CONF,
+                    "client addresses (CIDR) of the premium class"),
+    AP_INIT_ITERATE("QosCtlExclude", qc_cmd_exclude, NULL, RSRC_CONF,
+                    "URL prefixes never rewritten nor rejected"),
+    AP_INIT_TAKE1("QosCtlFixedLevel", qc_cmd_fixed_level, NULL, RSRC_CONF,
+                  "pin m in [0, number of trees] for this host"),
+    { NULL }
+};
+
+/* "host:port", unique among this configuration's servers. */
+const char *qc_server_key(apr_pool_t *p, server_rec *s)
+{
+    return apr_psprintf(p, "%s:%u",
+                        s->server_hostname ? s->server_hostname : "_",
+                        (unsigned)s->port);
+}
+
+static const char *qc_docroot(server_rec *s)
+{
+    core_server_config *core = ap_get_core_module_config(s->module_config);
+
+    return core->ap_document_root;
+}
+
+/* Trees must exist as directories before the first request needs them. */
+static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
+                          qc_server_conf *c)
+{
+    const char *root = qc_docroot(s);
+    unsigned i;
+
+    for (i = 0; i < c->ntrees; i++) {
+        const char *dir = apr_pstrcat(ptemp, root, c->trees[i], NULL);
+        apr_finfo_t fi;
+        apr_status_t rv = apr_stat(&fi, dir, APR_FINFO_TYPE, ptemp);
+
+        if (rv != APR_SUCCESS || fi.filetype != APR_DIR) {
+            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
+                         "QosCtlContentTrees: invalid value '%s' for %s: "
+                         "%s is not a directory under DocumentRoot %s",
+                         c->trees[i][0] ? c->trees[i] : "/",
+                         qc_server_key(ptemp, s), dir, root);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
+                          qc_server_conf *c)
+{
+    unsigned levels = c->ntrees ? c->ntrees : 1;
+
+    if (c->fixed_set && c->fixed_level > levels) {
+        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     "QosCtlFixedLevel: invalid value '%g' for %s: out of "
+                     "range 0..%u (the host has %u content tree%s)",
+                     c->fixed_level, qc_server_key(ptemp, s), levels,
+                     levels, levels == 1 ? "" : "s");
+        return 0;
+    }
+    return 1;
+}
+
+int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                    apr_pool_t *ptemp, server_rec *s)
+{
+    qc_server_conf *g = qc_sconf(s);
+    server_rec *v;
+    int ok = 1;
+
+    if (g->enabled != 1) {
+        return OK;
+    }
+    for (v = s; v; v = v->next) {
+        qc_server_conf *c = qc_sconf(v);
+
+        ok &= qc_check_trees(ptemp, v, c);
+        ok &= qc_check_fixed(ptemp, v, c);
+    }
+    return ok ? OK : HTTP_INTERNAL_SERVER_ERROR;
+}

@@ -1,1 +1,310 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The request path: classification, the content-tree actuator (paper
+ * §4.2) and the counters (§6.3).  It runs on every request, so it takes
+ * no lock, allocates only from the request pool, and makes no system
+ * call the request would not make anyway: the time comes from
+ * r->request_time, and the one stat() of a degraded tree lands in
+ * r->finfo, where the directory walk reuses it instead of its own.
+ *
+ * Two translate_name hooks split the work.  qc_decide runs first (after
+ * mod_rewrite, so that [E=QOSCTL_CLASS:premium] counts): it classifies
+ * the client, counts the arrival, picks the level and rejects at level
+ * 0.  qc_map runs last, before the core maps the URI to DocumentRoot:
+ * it maps the URI into the chosen tree, leaving Alias, ProxyPass and
+ * rewritten URIs to their own modules.  r->uri stays what the client
+ * asked for, so subrequests (mod_dir's index lookup, SSI includes) and
+ * internal redirects resolve in the same tree as their initial request.
+ */
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "apr_atomic.h"
+#include "apr_strings.h"
+
+#include "mod_qosctl.h"
+#include "qc_uri.h"
+
+APLOG_USE_MODULE(qosctl);
+
+#define qc_note(r) ((qc_request_t *) \
+    ap_get_module_config((r)->request_config, &qosctl_module))
+
+/* The request the client sent, behind subrequests and redirects. */
+static request_rec *qc_initial(request_rec *r)
+{
+    for (;;) {
+        if (r->main) {
+            r = r->main;
+        }
+        else if (r->prev) {
+            r = r->prev;
+        }
+        else {
+            return r;
+        }
+    }
+}
+
+/* The client's address bytes, IPv4-mapped IPv6 folded to IPv4. */
+static const unsigned char *qc_client_bytes(const request_rec *r,
+                                            int *family, apr_size_t *len)
+{
+    const apr_sockaddr_t *sa = r->useragent_addr;
+    const unsigned char *b = sa->ipaddr_ptr;
+
+#if APR_HAVE_IPV6
+    if (sa->family == AF_INET6) {
+        static const unsigned char mapped[12] =
+            { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+        if (!memcmp(b, mapped, sizeof(mapped))) {
+            *family = 4;
+            *len = 4;
+            return b + 12;
+        }
+        *family = 6;
+        *len = 16;
+        return b;
+    }
+#endif
+    *family = 4;
+    *len = 4;
+    return b;
+}
+
+static int qc_classify(const request_rec *r, const qc_server_conf *c)
+{
+    const char *env = apr_table_get(r->subprocess_env, "QOSCTL_CLASS");
+
+    if (env && !strcasecmp(env, "premium")) {
+        return QC_CLASS_PREMIUM;
+    }
+    if (c->premium->nelts && r->useragent_addr) {
+        int family;
+        apr_size_t len;
+        const unsigned char *b = qc_client_bytes(r, &family, &len);
+
+        if (qc_cidr_match_any((const qc_cidr_t *)c->premium->elts,
+                              c->premium->nelts, family, b)) {
+            return QC_CLASS_PREMIUM;
+        }
+    }
+    return QC_CLASS_BASIC;
+}
+
+static int qc_is_excluded(const request_rec *r, const qc_server_conf *c)
+{
+    int i;
+
+    for (i = 0; i < c->excludes->nelts; i++) {
+        const char *p = APR_ARRAY_IDX(c->excludes, i, const char *);
+
+        if (qc_uri_under(p, strlen(p), r->uri)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * m for this class: pinned, or the controller's, or the top level when
+ * the controller has not shown a heartbeat for three periods (fail open).
+ */
+static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
+                                int cls)
+{
+    qc_shm_t *q = qc_rt.shm;
+    apr_time_t beat, since;
+
+    if (c->fixed_set) {
+        return c->fixed_fx;
+    }
+    beat = (apr_time_t)apr_atomic_read64(&q->heartbeat);
+    since = (apr_time_t)apr_atomic_read64(&q->config_time);
+    if (beat < since) {
+        beat = since;
+    }
+    if (r->request_time - beat > qc_rt.stale_after) {
+        if (apr_atomic_cas32(&q->fail_open_logged, 1, 0) == 0) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
+                         "QosCtl: no controller heartbeat for %" APR_TIME_T_FMT
+                         " ms: failing open (full quality, no rejection) "
+                         "until it is back", (r->request_time - beat) / 1000);
+        }
+        return c->top_fx;
+    }
+    return apr_atomic_read32(&c->slot->cls[cls].level_fx);
+}
+
+static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
+                        apr_uint32_t m_fx)
+{
+    int family;
+    apr_size_t len;
+    const unsigned char *b;
+
+    /* An integral m needs no hash: every client gets the same tree. */
+    if ((m_fx % QC_LEVEL_ONE) == 0 || !r->useragent_addr) {
+        return qc_level_pick_fx(m_fx, c->levels, 0.0);
+    }
+    b = qc_client_bytes(r, &family, &len);
+    return qc_level_pick_fx(m_fx, c->levels, qc_hash_unit(b, len));
+}
+
+static qc_request_t *qc_note_new(request_rec *r)
+{
+    qc_request_t *rq = apr_pcalloc(r->pool, sizeof(*rq));
+
+    ap_set_module_config(r->request_config, &qosctl_module, rq);
+    return rq;
+}
+
+static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq)
+{
+    apr_atomic_inc64(&c->slot->cls[rq->cls].arrived);
+    rq->counted = 1;
+}
+
+int qc_decide(request_rec *r)
+{
+    qc_server_conf *c;
+    qc_request_t *rq;
+    request_rec *first;
+
+    if (!qc_rt.shm) {
+        return DECLINED;
+    }
+    c = qc_sconf(r->server);
+    first = qc_initial(r);
+    if (first != r) {
+        /* Subrequests and redirects share the initial decision; an
+         * ErrorDocument for our own 503 is served from the top tree. */
+        const qc_request_t *orig = qc_note(first);
+
+        rq = qc_note_new(r);
+        if (orig) {
+            *rq = *orig;
+            rq->served_level = 0;
+            if (rq->rejected) {
+                rq->level = c->levels;
+                rq->rejected = 0;
+            }
+        }
+        else {
+            rq->level = c->levels;
+            rq->excluded = 1;
+        }
+        return DECLINED;
+    }
+
+    rq = qc_note_new(r);
+    rq->cls = qc_classify(r, c);
+    qc_count_arrival(c, rq);
+    if (qc_is_excluded(r, c)) {
+        rq->excluded = 1;
+        rq->level = c->levels;
+        return DECLINED;
+    }
+    rq->level = qc_pick(r, c, qc_level_fx(r, c, rq->cls));
+    if (rq->level == 0) {
+        rq->rejected = 1;
+        apr_atomic_inc64(&c->slot->cls[rq->cls].rejected);
+        if (qc_rt.main->retry_after > 0) {
+            apr_table_setn(r->err_headers_out, "Retry-After",
+                           apr_itoa(r->pool, qc_rt.main->retry_after));
+        }
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    return DECLINED;
+}
+
+/*
+ * The file for this URI in tree k or, when a degraded tree lacks it,
+ * in the next higher tree that has it (admins degrade only heavy
+ * files).  The top tree is not stat()ed here: the core's directory walk
+ * does that and answers 404 exactly as it would without us.
+ */
+int qc_map(request_rec *r)
+{
+    qc_server_conf *c;
+    qc_request_t *rq;
+    const char *root;
+    char *fn = NULL;
+    unsigned k;
+
+    if (!qc_rt.shm || !(rq = qc_note(r)) || rq->excluded || rq->level == 0) {
+        return DECLINED;
+    }
+    c = qc_sconf(r->server);
+    if (c->ntrees == 0 || r->uri[0] != '/') {
+        return DECLINED;
+    }
+    if (strlen(r->uri) > QC_MAX_URI) {
+        return HTTP_REQUEST_URI_TOO_LARGE;
+    }
+    if (!qc_uri_confined(r->uri, QC_MAX_URI)) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      "QosCtl: refusing URI that would leave its content "
+                      "tree: %s", r->uri);
+        return HTTP_BAD_REQUEST;
+    }
+    root = ap_document_root(r);
+    for (k = rq->level; k <= c->levels; k++) {
+        fn = apr_pstrcat(r->pool, root, c->trees[k - 1], r->uri, NULL);
+        if (k == c->levels
+            || apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool)
+               == APR_SUCCESS) {
+            break;
+        }
+        r->finfo.filetype = APR_NOFILE;
+    }
+    rq->served_level = k;
+    r->filename = fn;
+    r->canonical_filename = fn;
+    return OK;
+}
+
+int qc_log(request_rec *r)
+{
+    qc_server_conf *c;
+    qc_class_shm_t *cs;
+    qc_request_t *rq;
+    const qc_request_t *last_rq;
+    request_rec *last = r;
+    apr_uint64_t bytes;
+
+    if (!qc_rt.shm || r->main) {
+        return DECLINED;
+    }
+    c = qc_sconf(r->server);
+    if (!(rq = qc_note(r))) {
+        /* Never reached qc_decide: a bad request, or another module's
+         * translate_name answered first. */
+        rq = qc_note_new(r);
+        rq->cls = qc_classify(r, c);
+    }
+    if (!rq->counted) {
+        qc_count_arrival(c, rq);
+    }
+    if (rq->rejected) {
+        return DECLINED;        /* counted when it was decided */
+    }
+    while (last->next) {
+        last = last->next;
+    }
+    bytes = (apr_uint64_t)last->bytes_sent;
+    cs = &c->slot->cls[rq->cls];
+    apr_atomic_inc64(&cs->responses);
+    apr_atomic_add64(&cs->bytes, bytes);
+    last_rq = qc_note(last);
+    if (last_rq && last_rq->served_level) {
+        apr_atomic_inc64(&cs->level_responses[last_rq->served_level]);
+        apr_atomic_add64(&cs->level_bytes[last_rq->served_level], bytes);
+    }
+    return DECLINED;
+}

@@ -1,1 +1,209 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The shared segment of counters and levels (paper §6.3).
+ *
+ * It is anonymous (nothing in /dev/shm, no SysV IPC object, no file) and
+ * hangs off the process pool rather than pconf, so it outlives graceful
+ * restarts: children of the old generation that are still finishing
+ * requests keep counting into the same memory, and counts are intact.
+ * It goes away with the parent.  Each virtual host keeps its slot across
+ * restarts by its "host:port" key; the segment is only replaced when a
+ * new configuration has more hosts than it has slots.
+ */
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+#include "apr_shm.h"
+#include "apr_strings.h"
+#include "apr_atomic.h"
+
+#include "mod_qosctl.h"
+
+APLOG_USE_MODULE(qosctl);
+
+#define QC_SHM_USERDATA "qosctl-shm"
+#define QC_MIN_SLOTS    32
+
+static qc_shm_t *qc_shm_create(apr_pool_t *pproc, server_rec *s,
+                               unsigned capacity, apr_shm_t **out)
+{
+    apr_shm_t *shm;
+    qc_shm_t *q;
+    apr_status_t rv = apr_shm_create(&shm, QC_SHM_SIZE(capacity), NULL,
+                                     pproc);
+
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "QosCtl: cannot create the anonymous shared memory "
+                     "segment (%" APR_SIZE_T_FMT " bytes)",
+                     QC_SHM_SIZE(capacity));
+        return NULL;
+    }
+    q = apr_shm_baseaddr_get(shm);
+    memset(q, 0, QC_SHM_SIZE(capacity));
+    q->magic = QC_SHM_MAGIC;
+    q->version = QC_SHM_VERSION;
+    q->capacity = capacity;
+    *out = shm;
+    return q;
+}
+
+static qc_slot_t *qc_slot_find(qc_shm_t *q, const char *key)
+{
+    unsigned i;
+
+    for (i = 0; i < q->capacity; i++) {
+        if (q->slots[i].in_use && !strcmp(q->slots[i].key, key)) {
+            return &q->slots[i];
+        }
+    }
+    return NULL;
+}
+
+/*
+ * A slot nobody claimed in this configuration.  Never-used slots come
+ * first, so that an old child still counting into a dropped host's slot
+ * does not pollute a new host's counters.
+ */
+static qc_slot_t *qc_slot_free(qc_shm_t *q, const char *claimed)
+{
+    unsigned i;
+
+    for (i = 0; i < q->capacity; i++) {
+        if (!q->slots[i].in_use && !q->slots[i].key[0]) {
+            return &q->slots[i];
+        }
+    }
+    for (i = 0; i < q->capacity; i++) {
+        if (!claimed[i]) {
+            return &q->slots[i];
+        }
+    }
+    return NULL;
+}
+
+static void qc_slot_init(qc_slot_t *slot, const char *key, unsigned levels)
+{
+    unsigned k;
+
+    memset(slot, 0, sizeof(*slot));
+    apr_cpystrn(slot->key, key, sizeof(slot->key));
+    for (k = 0; k < QC_NCLASSES; k++) {
+        slot->cls[k].level_fx = qc_level_to_fx(levels, levels);
+    }
+    slot->ntrees = levels;
+    slot->in_use = 1;
+}
+
+/* The level stays put over a restart, within the new range. */
+static void qc_slot_rebind(qc_slot_t *slot, unsigned levels)
+{
+    unsigned k;
+
+    for (k = 0; k < QC_NCLASSES; k++) {
+        apr_uint32_t fx = apr_atomic_read32(&slot->cls[k].level_fx);
+        double m = qc_level_from_fx(fx);
+
+        apr_atomic_set32(&slot->cls[k].level_fx,
+                         qc_level_to_fx(m, levels));
+    }
+    slot->ntrees = levels;
+}
+
+static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
+{
+    unsigned i;
+
+    c->levels = c->ntrees ? c->ntrees : 1;
+    c->top_fx = qc_level_to_fx(c->levels, c->levels);
+    c->fixed_fx = c->fixed_set ? qc_level_to_fx(c->fixed_level, c->levels)
+                               : c->top_fx;
+    for (i = 0; i < c->ntrees; i++) {
+        c->tree_len[i] = strlen(c->trees[i]);
+    }
+    c->server = s;
+}
+
+apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s)
+{
+    apr_pool_t *pproc = s->process->pool;
+    apr_shm_t *shm = NULL;
+    qc_shm_t *q = NULL, *old = NULL;
+    server_rec *v;
+    unsigned n = 0, capacity;
+    char *claimed;
+    void *data = NULL;
+
+    for (v = s; v; v = v->next) {
+        n++;
+    }
+    capacity = n * 2 > QC_MIN_SLOTS ? n * 2 : QC_MIN_SLOTS;
+    apr_pool_userdata_get(&data, QC_SHM_USERDATA, pproc);
+    if (data) {
+        shm = data;
+        q = apr_shm_baseaddr_get(shm);
+        if (q->capacity < n) {
+            old = q;
+            q = NULL;
+        }
+    }
+    if (!q) {
+        apr_shm_t *fresh;
+
+        if (!(q = qc_shm_create(pproc, s, capacity, &fresh))) {
+            return APR_ENOMEM;
+        }
+        if (old) {
+            /* Carry every host's counts over; old children still
+             * finishing requests keep writing into the old segment. */
+            memcpy(q->slots, old->slots, old->capacity * sizeof(qc_slot_t));
+            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                         "QosCtl: %u virtual hosts outgrew the shared "
+                         "segment; counts of requests still finishing in "
+                         "old children are not carried over", n);
+            apr_shm_destroy(shm);
+        }
+        shm = fresh;
+        apr_pool_userdata_set(shm, QC_SHM_USERDATA, apr_pool_cleanup_null,
+                              pproc);
+    }
+
+    claimed = apr_pcalloc(pconf, q->capacity);
+    qc_rt.servers = apr_array_make(pconf, n, sizeof(qc_server_conf *));
+    for (v = s; v; v = v->next) {
+        qc_server_conf *c = qc_sconf(v);
+        const char *key = qc_server_key(pconf, v);
+        qc_slot_t *slot = qc_slot_find(q, key);
+        int dup = slot && claimed[slot - q->slots];
+
+        qc_runtime_fill(c, v);
+        if (dup) {
+            /* Two hosts with one name and port: keep them apart. */
+            key = apr_psprintf(pconf, "%s#%u", key, (unsigned)
+                               qc_rt.servers->nelts);
+            slot = qc_slot_find(q, key);
+        }
+        if (slot) {
+            qc_slot_rebind(slot, c->levels);
+        }
+        else {
+            slot = qc_slot_free(q, claimed);
+            qc_slot_init(slot, key, c->levels);
+        }
+        claimed[slot - q->slots] = 1;
+        c->slot = slot;
+        c->key = apr_pstrdup(pconf, slot->key);
+        APR_ARRAY_PUSH(qc_rt.servers, qc_server_conf *) = c;
+    }
+    for (n = 0; n < q->capacity; n++) {
+        if (!claimed[n]) {
+            q->slots[n].in_use = 0;
+        }
+    }
+    q->generation++;
+    apr_atomic_set64(&q->config_time, (apr_uint64_t)apr_time_now());
+    qc_rt.shm = q;
+    return APR_SUCCESS;
+}

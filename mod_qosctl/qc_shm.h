@@ -1,1 +1,100 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Layout of the shared-memory segment that the request path (every httpd
+ * process and thread) and the controller process share (paper §6.3).
+ * Free of httpd so that the controller and its tests can use it.
+ *
+ * Writers: the request path only adds to counters, with atomics, and
+ * never takes a lock.  The controller is the only writer of everything
+ * marked "controller"; those fields are aligned 32/64-bit words, read
+ * and written whole, so readers never see a torn value.
+ */
+
+#ifndef QC_SHM_H
+#define QC_SHM_H
+
+#include <apr.h>
+#include "qc_level.h"
+
+#define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
+#define QC_SHM_VERSION  1u
+
+#define QC_CLASS_PREMIUM 0
+#define QC_CLASS_BASIC   1
+#define QC_NCLASSES      2
+
+/* "host:port" of a virtual host, the key that survives restarts. */
+#define QC_KEY_LEN 120
+
+/* One client class of one virtual server, on its own cache lines. */
+typedef struct {
+    /* request path */
+    volatile apr_uint64_t arrived;      /* decided on (not subrequests) */
+    volatile apr_uint64_t rejected;     /* answered 503 by the actuator */
+    volatile apr_uint64_t responses;    /* completed, not rejected */
+    volatile apr_uint64_t bytes;        /* body bytes of those */
+    volatile apr_uint64_t level_responses[QC_MAX_TREES + 1]; /* by tree */
+    volatile apr_uint64_t level_bytes[QC_MAX_TREES + 1];
+
+    /* controller: the level the actuator applies, QC_LEVEL_ONE fixed
+     * point, already combined with best effort (excess sharing) */
+    volatile apr_uint32_t level_fx;
+    volatile apr_uint32_t pad0;
+
+    /* controller, for display (doubles as their bit patterns) */
+    volatile apr_uint64_t r_bits;       /* arrival rate, req/s */
+    volatile apr_uint64_t r_rej_bits;   /* rejection rate, req/s */
+    volatile apr_uint64_t w_bits;       /* byte rate, B/s */
+    volatile apr_uint64_t u_bits;       /* model utilization */
+    volatile apr_uint64_t u_target_bits;
+    volatile apr_uint64_t m_own_bits;   /* this loop's own output */
+} __attribute__((aligned(64))) qc_class_shm_t;
+
+typedef struct {
+    char key[QC_KEY_LEN];
+    volatile apr_uint32_t in_use;
+    apr_uint32_t ntrees;                /* M of the current config */
+    qc_class_shm_t cls[QC_NCLASSES];
+} __attribute__((aligned(64))) qc_slot_t;
+
+typedef struct {
+    apr_uint32_t magic;
+    apr_uint32_t version;
+    apr_uint32_t capacity;              /* slots allocated */
+    apr_uint32_t generation;            /* configuration loads */
+    volatile apr_uint64_t config_time;  /* apr_time_t of the last load */
+
+    /* controller */
+    volatile apr_uint64_t heartbeat;    /* apr_time_t of its last period */
+    volatile apr_uint64_t periods;      /* periods run since it started */
+    volatile apr_uint32_t controller_pid;
+    volatile apr_uint32_t fail_open_logged;
+    volatile apr_uint64_t a_bits, b_bits, c_bits, d_bits;
+    volatile apr_uint64_t u_measured_bits;
+    volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
+    volatile apr_uint64_t u_best_effort_target_bits;
+    volatile apr_uint64_t period_cpu_ns;        /* controller CPU/period */
+
+    qc_slot_t slots[1];                 /* capacity of them */
+} qc_shm_t;
+
+#define QC_SHM_SIZE(capacity) \
+    (sizeof(qc_shm_t) + ((capacity) - 1) * sizeof(qc_slot_t))
+
+/* Doubles travel as 64-bit patterns so one atomic access moves them. */
+static APR_INLINE apr_uint64_t qc_dbits(double v)
+{
+    union { double d; apr_uint64_t u; } x;
+    x.d = v;
+    return x.u;
+}
+
+static APR_INLINE double qc_bitsd(apr_uint64_t v)
+{
+    union { double d; apr_uint64_t u; } x;
+    x.u = v;
+    return x.d;
+}
+
+#endif /* QC_SHM_H */

@@ -1,1 +1,480 @@
-/* placeholder */
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * "SetHandler qosctl-status": what the module and its controller are
+ * doing, per virtual server and class.  HTML by default, ?format=json
+ * for scripts, ?format=prometheus for the Prometheus text format
+ * (version 0.0.4).  One table of per-class metrics drives all three, so
+ * they cannot disagree.  Also a short section in mod_status's page.
+ */
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "apr_atomic.h"
+#include "apr_strings.h"
+#include "mod_status.h"
+
+#include "mod_qosctl.h"
+
+static const char *const qc_class_names[QC_NCLASSES] = {
+    "premium", "basic"
+};
+
+/* What one class shows, read once from shared memory. */
+typedef struct {
+    double arrived, rejected, responses, bytes;
+    double m, m_own, r, r_rej, w, u, u_target;
+} qc_class_view_t;
+
+typedef struct {
+    const char *key;            /* JSON key and Prometheus name stem */
+    const char *help;
+    int counter;                /* Prometheus counter (name + _total) */
+    size_t off;
+} qc_metric_t;
+
+#define QC_M(k, h, ctr) { #k, h, ctr, APR_OFFSETOF(qc_class_view_t, k) }
+static const qc_metric_t qc_metrics[] = {
+    QC_M(arrived, "Requests decided on by the actuator.", 1),
+    QC_M(rejected, "Requests rejected with 503.", 1),
+    QC_M(responses, "Responses completed (not rejected).", 1),
+    QC_M(bytes, "Response body bytes sent.", 1),
+    QC_M(m, "Level m applied by the actuator (0 rejects, M is top).", 0),
+    QC_M(m_own, "Output of this class's own control loop.", 0),
+    QC_M(r, "Arrival rate over the last period, req/s.", 0),
+    QC_M(r_rej, "Rejection rate over the last period, req/s.", 0),
+    QC_M(w, "Byte rate over the last period, bytes/s.", 0),
+    QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0),
+    QC_M(u_target, "Utilization target of this class.", 0),
+};
+#define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
+
+typedef enum { QC_FMT_HTML, QC_FMT_JSON, QC_FMT_PROM } qc_format_e;
+
+static double qc_rd(volatile apr_uint64_t *bits)
+{
+    return qc_bitsd(apr_atomic_read64(bits));
+}
+
+static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
+{
+    qc_class_shm_t *cs = &c->slot->cls[cls];
+
+    v->arrived = (double)apr_atomic_read64(&cs->arrived);
+    v->rejected = (double)apr_atomic_read64(&cs->rejected);
+    v->responses = (double)apr_atomic_read64(&cs->responses);
+    v->bytes = (double)apr_atomic_read64(&cs->bytes);
+    v->m = c->fixed_set ? c->fixed_level
+                        : qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
+    v->m_own = qc_rd(&cs->m_own_bits);
+    v->r = qc_rd(&cs->r_bits);
+    v->r_rej = qc_rd(&cs->r_rej_bits);
+    v->w = qc_rd(&cs->w_bits);
+    v->u = qc_rd(&cs->u_bits);
+    v->u_target = qc_rd(&cs->u_target_bits);
+}
+
+static double qc_metric(const qc_class_view_t *v, const qc_metric_t *m)
+{
+    return *(const double *)((const char *)v + m->off);
+}
+
+/*
+ * A double as JSON and Prometheus want it: apr's formatter drops the
+ * leading zero ("%g" of 0.58 gives ".58"), so libc formats numbers.
+ */
+static const char *qc_num(apr_pool_t *p, const char *fmt, double d)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof(buf), fmt, d);
+    return apr_pstrdup(p, buf);
+}
+
+/* JSON has no NaN or infinity; a value not computed yet is null. */
+static void qc_json_num(request_rec *r, double d)
+{
+    if (d != d || d > 1e300 || d < -1e300) {
+        ap_rputs("null", r);
+    }
+    else {
+        ap_rputs(qc_num(r->pool, "%.15g", d), r);
+    }
+}
+
+static void qc_json_str(request_rec *r, const char *s)
+{
+    ap_rputc('"', r);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch == '"' || ch == '\\') {
+            ap_rprintf(r, "\\%c", ch);
+        }
+        else if (ch < 0x20) {
+            ap_rprintf(r, "\\u%04x", ch);
+        }
+        else {
+            ap_rputc(ch, r);
+        }
+    }
+    ap_rputc('"', r);
+}
+
+/* Label values escape backslash, double quote and newline. */
+static const char *qc_prom_label(apr_pool_t *p, const char *s)
+{
+    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
+
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"') {
+            *o++ = '\\';
+            *o++ = *s;
+        }
+        else if (*s == '\n') {
+            *o++ = '\\';
+            *o++ = 'n';
+        }
+        else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+typedef struct {
+    apr_time_t age;             /* since the last heartbeat, -1: none */
+    apr_uint64_t periods;
+    unsigned pid;
+    int fail_open;
+    double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
+} qc_global_view_t;
+
+static void qc_global_view(qc_global_view_t *g)
+{
+    qc_shm_t *q = qc_rt.shm;
+    apr_time_t beat = (apr_time_t)apr_atomic_read64(&q->heartbeat);
+    apr_time_t since = (apr_time_t)apr_atomic_read64(&q->config_time);
+    apr_time_t now = apr_time_now();
+
+    g->age = beat ? now - beat : -1;
+    g->fail_open = now - (beat > since ? beat : since) > qc_rt.stale_after;
+    g->periods = apr_atomic_read64(&q->periods);
+    g->pid = apr_atomic_read32(&q->controller_pid);
+    g->a = qc_rd(&q->a_bits);
+    g->b = qc_rd(&q->b_bits);
+    g->c = qc_rd(&q->c_bits);
+    g->d = qc_rd(&q->d_bits);
+    g->u_measured = qc_rd(&q->u_measured_bits);
+    g->m_be = qc_rd(&q->m_best_effort_bits);
+    g->u_be_target = qc_rd(&q->u_best_effort_target_bits);
+    g->cpu_ms = (double)apr_atomic_read64(&q->period_cpu_ns) / 1e6;
+}
+
+static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
+{
+    if (c->ntrees == 0) {
+        return "/";
+    }
+    return c->trees[k - 1][0] ? c->trees[k - 1] : "/";
+}
+
+static void qc_render_json(request_rec *r, const qc_global_view_t *g)
+{
+    const qc_server_conf *m = qc_rt.main;
+    int i, first = 1;
+
+    ap_rprintf(r, "{\"enabled\":true,\"generation\":%u,"
+               "\"controller\":{\"pid\":%u,\"periods\":%" APR_UINT64_T_FMT
+               ",\"age_seconds\":", qc_rt.shm->generation, g->pid,
+               g->periods);
+    qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
+    ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
+               g->fail_open ? "true" : "false");
+    qc_json_num(r, g->cpu_ms);
+    ap_rputs("},\"model\":{\"a\":", r);
+    qc_json_num(r, g->a);
+    ap_rputs(",\"b\":", r);
+    qc_json_num(r, g->b);
+    ap_rputs(",\"c\":", r);
+    qc_json_num(r, g->c);
+    ap_rputs(",\"d\":", r);
+    qc_json_num(r, g->d);
+    ap_rputs("},\"utilization\":{\"measured\":", r);
+    qc_json_num(r, g->u_measured);
+    ap_rputs(",\"bound\":", r);
+    qc_json_num(r, m->bound);
+    ap_rputs("},\"best_effort\":{\"m\":", r);
+    qc_json_num(r, g->m_be);
+    ap_rputs(",\"u_target\":", r);
+    qc_json_num(r, g->u_be_target);
+    ap_rputs("},\"period\":", r);
+    qc_json_num(r, m->period);
+    ap_rputs(",\"vhosts\":[", r);
+    for (i = 0; i < qc_rt.servers->nelts; i++) {
+        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                qc_server_conf *);
+        unsigned k;
+        int cls;
+
+        ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
+        first = 0;
+        qc_json_str(r, c->key);
+        ap_rprintf(r, ",\"levels\":%u,\"trees\":[", c->levels);
+        for (k = 1; k <= c->levels; k++) {
+            if (k > 1) {
+                ap_rputc(',', r);
+            }
+            qc_json_str(r, qc_tree_name(c, k));
+        }
+        ap_rprintf(r, "],\"guaranteed\":%s,\"rmax\":",
+                   c->guaranteed ? "true" : "false");
+        qc_json_num(r, c->guaranteed ? c->rmax : 0.0 / 0.0);
+        ap_rputs(",\"wmax\":", r);
+        qc_json_num(r, c->guaranteed ? c->wmax : 0.0 / 0.0);
+        ap_rputs(",\"fixed_level\":", r);
+        qc_json_num(r, c->fixed_set ? c->fixed_level : 0.0 / 0.0);
+        ap_rputs(",\"classes\":{", r);
+        for (cls = 0; cls < QC_NCLASSES; cls++) {
+            qc_class_view_t v;
+            qc_class_shm_t *cs = &c->slot->cls[cls];
+            unsigned j;
+
+            qc_view(c, cls, &v);
+            ap_rprintf(r, "%s\"%s\":{", cls ? "," : "", qc_class_names[cls]);
+            for (j = 0; j < QC_NMETRICS; j++) {
+                ap_rprintf(r, "%s\"%s\":", j ? "," : "", qc_metrics[j].key);
+                qc_json_num(r, qc_metric(&v, &qc_metrics[j]));
+            }
+            ap_rputs(",\"tree_responses\":[", r);
+            for (k = 1; k <= c->levels; k++) {
+                ap_rprintf(r, "%s%" APR_UINT64_T_FMT, k > 1 ? "," : "",
+                           apr_atomic_read64(&cs->level_responses[k]));
+            }
+            ap_rputs("],\"tree_bytes\":[", r);
+            for (k = 1; k <= c->levels; k++) {
+                ap_rprintf(r, "%s%" APR_UINT64_T_FMT, k > 1 ? "," : "",
+                           apr_atomic_read64(&cs->level_bytes[k]));
+            }
+            ap_rputs("]}", r);
+        }
+        ap_rputs("}}", r);
+    }
+    ap_rputs("]}\n", r);
+}
+
+static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
+                          double v)
+{
+    ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s gauge\n"
+               "qosctl_%s %s\n", name, help, name, name,
+               qc_num(r->pool, "%.15g", v));
+}
+
+static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
+{
+    unsigned j;
+    int i, cls;
+
+    qc_prom_gauge(r, "utilization_bound", "Utilization set point.",
+                  qc_rt.main->bound);
+    qc_prom_gauge(r, "utilization_measured",
+                  "Measured utilization of the bottleneck.", g->u_measured);
+    qc_prom_gauge(r, "model_a_seconds", "Model cost a of a served request.",
+                  g->a);
+    qc_prom_gauge(r, "model_b_seconds_per_byte", "Model cost b of a byte.",
+                  g->b);
+    qc_prom_gauge(r, "model_c_seconds", "Model cost c of a rejection.", g->c);
+    qc_prom_gauge(r, "model_d", "Model intercept (background load).", g->d);
+    qc_prom_gauge(r, "best_effort_level",
+                  "Best-effort loop output, fraction of the range.", g->m_be);
+    qc_prom_gauge(r, "controller_age_seconds",
+                  "Seconds since the controller's last period "
+                  "(-1: never ran).", g->age < 0 ? -1.0 : g->age / 1e6);
+    qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
+                  g->fail_open);
+    ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
+               "run.\n# TYPE qosctl_controller_periods_total counter\n"
+               "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
+               g->periods);
+
+    for (j = 0; j < QC_NMETRICS; j++) {
+        const qc_metric_t *m = &qc_metrics[j];
+        const char *sfx = m->counter ? "_total" : "";
+
+        ap_rprintf(r, "# HELP qosctl_%s%s %s\n# TYPE qosctl_%s%s %s\n",
+                   m->key, sfx, m->help, m->key, sfx,
+                   m->counter ? "counter" : "gauge");
+        for (i = 0; i < qc_rt.servers->nelts; i++) {
+            const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                    qc_server_conf *);
+            const char *vh = qc_prom_label(r->pool, c->key);
+
+            for (cls = 0; cls < QC_NCLASSES; cls++) {
+                qc_class_view_t v;
+
+                qc_view(c, cls, &v);
+                ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} "
+                           "%s\n", m->key, sfx, vh, qc_class_names[cls],
+                           qc_num(r->pool, "%.15g", qc_metric(&v, m)));
+            }
+        }
+    }
+    ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
+             "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
+    for (i = 0; i < qc_rt.servers->nelts; i++) {
+        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                qc_server_conf *);
+        const char *vh = qc_prom_label(r->pool, c->key);
+        unsigned k;
+
+        for (cls = 0; cls < QC_NCLASSES; cls++) {
+            for (k = 1; k <= c->levels; k++) {
+                ap_rprintf(r, "qosctl_tree_responses_total{vhost=\"%s\","
+                           "class=\"%s\",tree=\"%s\"} %" APR_UINT64_T_FMT
+                           "\n", vh, qc_class_names[cls],
+                           qc_prom_label(r->pool, qc_tree_name(c, k)),
+                           apr_atomic_read64(
+                               &c->slot->cls[cls].level_responses[k]));
+            }
+        }
+    }
+}
+
+static void qc_render_html(request_rec *r, const qc_global_view_t *g)
+{
+    unsigned j;
+    int i, cls;
+
+    ap_rputs(DOCTYPE_HTML_4_01 "<html><head><title>mod_qosctl status"
+             "</title></head><body><h1>mod_qosctl</h1>\n", r);
+    ap_rprintf(r, "<p>Utilization: measured %s, bound %s; model a = %s s, "
+               "b = %s s/B, c = %s s; best effort m = %s</p>\n",
+               qc_num(r->pool, "%.3f", g->u_measured),
+               qc_num(r->pool, "%.2f", qc_rt.main->bound),
+               qc_num(r->pool, "%.3g", g->a), qc_num(r->pool, "%.3g", g->b),
+               qc_num(r->pool, "%.3g", g->c),
+               qc_num(r->pool, "%.3f", g->m_be));
+    if (g->age < 0) {
+        ap_rputs("<p>Controller: no heartbeat yet.</p>\n", r);
+    }
+    else {
+        ap_rprintf(r, "<p>Controller: pid %u, last period %.2f s ago, "
+                   "%" APR_UINT64_T_FMT " periods%s.</p>\n", g->pid,
+                   g->age / 1e6, g->periods,
+                   g->fail_open ? " &mdash; <b>failing open</b>" : "");
+    }
+    ap_rputs("<table border=\"1\"><tr><th>virtual server</th>"
+             "<th>class</th>", r);
+    for (j = 0; j < QC_NMETRICS; j++) {
+        ap_rprintf(r, "<th>%s</th>", qc_metrics[j].key);
+    }
+    ap_rputs("<th>responses by tree</th></tr>\n", r);
+    for (i = 0; i < qc_rt.servers->nelts; i++) {
+        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                qc_server_conf *);
+        for (cls = 0; cls < QC_NCLASSES; cls++) {
+            qc_class_view_t v;
+            unsigned k;
+
+            qc_view(c, cls, &v);
+            ap_rprintf(r, "<tr><td>%s%s</td><td>%s</td>",
+                       ap_escape_html(r->pool, c->key),
+                       c->guaranteed ? " (guaranteed)" : "",
+                       qc_class_names[cls]);
+            for (j = 0; j < QC_NMETRICS; j++) {
+                ap_rprintf(r, "<td>%s</td>", qc_num(r->pool, "%.4g",
+                           qc_metric(&v, &qc_metrics[j])));
+            }
+            ap_rputs("<td>", r);
+            for (k = 1; k <= c->levels; k++) {
+                ap_rprintf(r, "%s%s: %" APR_UINT64_T_FMT, k > 1 ? ", " : "",
+                           ap_escape_html(r->pool, qc_tree_name(c, k)),
+                           apr_atomic_read64(
+                               &c->slot->cls[cls].level_responses[k]));
+            }
+            ap_rputs("</td></tr>\n", r);
+        }
+    }
+    ap_rputs("</table></body></html>\n", r);
+}
+
+static qc_format_e qc_format(const request_rec *r)
+{
+    const char *a = r->args;
+
+    if (a && ap_strstr_c(a, "format=json")) {
+        return QC_FMT_JSON;
+    }
+    if (a && ap_strstr_c(a, "format=prometheus")) {
+        return QC_FMT_PROM;
+    }
+    return QC_FMT_HTML;
+}
+
+int qc_status_handler(request_rec *r)
+{
+    qc_format_e fmt;
+    qc_global_view_t g;
+
+    if (strcmp(r->handler, "qosctl-status")) {
+        return DECLINED;
+    }
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    fmt = qc_format(r);
+    ap_set_content_type(r, fmt == QC_FMT_JSON ? "application/json"
+                        : fmt == QC_FMT_PROM
+                        ? "text/plain; version=0.0.4; charset=utf-8"
+                        : "text/html; charset=utf-8");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (r->header_only) {
+        return OK;
+    }
+    if (!qc_rt.shm) {
+        ap_rputs(fmt == QC_FMT_JSON ? "{\"enabled\":false}\n"
+                 : fmt == QC_FMT_PROM ? "# mod_qosctl is off\n"
+                 : "<p>mod_qosctl is off (QosCtl Off).</p>\n", r);
+        return OK;
+    }
+    qc_global_view(&g);
+    if (fmt == QC_FMT_JSON) {
+        qc_render_json(r, &g);
+    }
+    else if (fmt == QC_FMT_PROM) {
+        qc_render_prom(r, &g);
+    }
+    else {
+        qc_render_html(r, &g);
+    }
+    return OK;
+}
+
+/* mod_status's page: one line of state, HTML or ?auto. */
+int qc_status_hook(request_rec *r, int flags)
+{
+    qc_global_view_t g;
+
+    if (!qc_rt.shm) {
+        return OK;
+    }
+    qc_global_view(&g);
+    if (flags & AP_STATUS_SHORT) {
+        ap_rprintf(r, "QosCtlUtilization: %.4f\nQosCtlControllerAge: %.2f\n"
+                   "QosCtlFailOpen: %d\n", g.u_measured,
+                   g.age < 0 ? -1.0 : g.age / 1e6, g.fail_open);
+        return OK;
+    }
+    ap_rprintf(r, "<hr /><h2>mod_qosctl</h2><p>Utilization %.3f of bound "
+               "%.2f; controller %s; %d virtual servers. Details: a "
+               "location with <code>SetHandler qosctl-status</code>.</p>\n",
+               g.u_measured, qc_rt.main->bound,
+               g.age < 0 ? "not started" : g.fail_open ? "stale, failing open"
+               : "running", qc_rt.servers->nelts);
+    return OK;
+}

@@ -1,0 +1,345 @@
+"""Private Apache instances and httperf runs, for tests and benchmarks.
+
+One implementation of "start a real Apache with our module on a high
+port in a private ServerRoot" and of "run httperf and read its report",
+shared by tests/integration and bench/.  Nothing here touches the
+system's Apache configuration; every server is ended by the pid we
+started, and every wait is bounded.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+TOP_SRCDIR = os.environ.get(
+    "QOSCTL_TOP_SRCDIR",
+    os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..")))
+TOP_BUILDDIR = os.environ.get("QOSCTL_TOP_BUILDDIR", TOP_SRCDIR)
+MODULE = os.environ.get("QOSCTL_MODULE",
+                        os.path.join(TOP_BUILDDIR, ".libs", "mod_qosctl.so"))
+HTTPD = os.environ.get("HTTPD") or shutil.which("apache2") or "/usr/sbin/apache2"
+HTTPERF = os.environ.get("HTTPERF") or shutil.which("httperf") or "httperf"
+MODULES_DIR = os.environ.get("HTTPD_MODULES_DIR", "/usr/lib/apache2/modules")
+
+# Modules every private server loads; each test adds what it needs.
+BASE_MODULES = ["authz_core", "authz_host", "mime", "dir", "remoteip",
+                "setenvif", "status", "alias"]
+
+_live = {}  # pid -> Apache, for the emergency teardown
+
+
+def free_port():
+    """A TCP port on loopback that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_user():
+    """httpd refuses to serve as root; tests run as root in CI."""
+    if os.geteuid() != 0:
+        return None
+    for user in ("www-data", "nobody"):
+        try:
+            import pwd
+            pwd.getpwnam(user)
+            return user
+        except KeyError:
+            continue
+    return None
+
+
+class Apache:
+    """A private httpd: own ServerRoot, high port, our module loaded."""
+
+    def __init__(self, docroot=None, mpm="event", extra="", modules=(),
+                 with_qosctl=True, port=None, listen_addr="127.0.0.1",
+                 keep_root=False, loglevel="warn", mpm_conf=None):
+        self.root = tempfile.mkdtemp(prefix="qosctl-httpd-")
+        os.chmod(self.root, 0o755)
+        self.docroot = docroot or os.path.join(self.root, "htdocs")
+        os.makedirs(self.docroot, exist_ok=True)
+        self.port = port or free_port()
+        self.addr = listen_addr
+        self.mpm = mpm
+        self.extra = extra
+        self.modules = list(BASE_MODULES) + [m for m in modules
+                                             if m not in BASE_MODULES]
+        self.with_qosctl = with_qosctl
+        self.loglevel = loglevel
+        self.mpm_conf = mpm_conf
+        self.keep_root = keep_root
+        self.proc = None
+        self.conf = os.path.join(self.root, "httpd.conf")
+        self.error_log = os.path.join(self.root, "error.log")
+        self.write_conf()
+
+    # -- configuration ---------------------------------------------------
+
+    def default_mpm_conf(self):
+        if self.mpm == "prefork":
+            return ("StartServers 4\nMinSpareServers 4\nMaxSpareServers 16\n"
+                    "MaxRequestWorkers 64\nServerLimit 64\n")
+        return ("StartServers 2\nThreadsPerChild 25\nMaxRequestWorkers 100\n"
+                "ServerLimit 4\nMinSpareThreads 10\nMaxSpareThreads 100\n")
+
+    def render_conf(self, extra=None):
+        lines = [
+            'ServerRoot "%s"' % self.root,
+            "Listen %s:%d" % (self.addr, self.port),
+            'PidFile "%s/httpd.pid"' % self.root,
+            'ErrorLog "%s"' % self.error_log,
+            'DefaultRuntimeDir "%s"' % self.root,
+            "LogLevel %s" % self.loglevel,
+            "ServerName localhost",
+            "LoadModule mpm_%s_module %s/mod_mpm_%s.so"
+            % (self.mpm, MODULES_DIR, self.mpm),
+        ]
+        for m in self.modules:
+            lines.append("LoadModule %s_module %s/mod_%s.so"
+                         % (m, MODULES_DIR, m))
+        if self.with_qosctl:
+            lines.append("LoadModule qosctl_module %s" % MODULE)
+        user = run_user()
+        if user:
+            lines += ["User %s" % user, "Group %s" % (
+                "www-data" if user == "www-data" else "nogroup")]
+        lines += [
+            self.mpm_conf if self.mpm_conf is not None
+            else self.default_mpm_conf(),
+            "TypesConfig /etc/mime.types",
+            "DirectoryIndex index.html",
+            "KeepAliveTimeout 5",
+            "Timeout 30",
+            "ListenBacklog 511",
+            'DocumentRoot "%s"' % self.docroot,
+            '<Directory "%s">\n  Require all granted\n'
+            '  Options FollowSymLinks\n</Directory>' % self.docroot,
+            "RemoteIPHeader X-Forwarded-For",
+            "RemoteIPInternalProxy 127.0.0.1",
+            extra if extra is not None else self.extra,
+        ]
+        return "\n".join(lines) + "\n"
+
+    def write_conf(self, extra=None):
+        if extra is not None:
+            self.extra = extra
+        with open(self.conf, "w") as f:
+            f.write(self.render_conf())
+
+    def config_test(self, extra=None):
+        """Run httpd -t on this configuration: (exit code, output)."""
+        if extra is not None:
+            self.write_conf(extra)
+        p = subprocess.run([HTTPD, "-t", "-f", self.conf],
+                           capture_output=True, text=True, timeout=60)
+        return p.returncode, p.stdout + p.stderr
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def start(self, timeout=30):
+        """Start in the foreground (we keep its pid); wait until it serves."""
+        rc, out = self.config_test()
+        if rc != 0:
+            raise RuntimeError("httpd -t failed:\n" + out)
+        self.proc = subprocess.Popen(
+            [HTTPD, "-f", self.conf, "-DFOREGROUND"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True)
+        _live[self.proc.pid] = self
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("httpd exited with %s:\n%s\n%s" % (
+                    self.proc.returncode, self.proc.stderr.read().decode(),
+                    self.log()))
+            try:
+                with socket.create_connection((self.addr, self.port), 0.5):
+                    return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("httpd did not listen within %ss" % timeout)
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def graceful(self, extra=None, wait=True, timeout=30):
+        """Graceful restart (SIGUSR1), optionally with a new config."""
+        if extra is not None:
+            self.write_conf(extra)
+        before = self.log().count("resuming normal operations")
+        os.kill(self.proc.pid, signal.SIGUSR1)
+        if not wait:
+            return
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.log().count("resuming normal operations") > before:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("graceful restart not seen in the error log")
+
+    def stop(self, timeout=30):
+        """Stop (SIGTERM to the parent, as apachectl -k stop does)."""
+        if not self.proc:
+            return None
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        _live.pop(self.proc.pid, None)
+        rc = self.proc.returncode
+        return rc
+
+    def cleanup(self):
+        self.stop()
+        if not self.keep_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    # -- inspection --------------------------------------------------------
+
+    def log(self):
+        try:
+            with open(self.error_log, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def url(self, path):
+        return "http://%s:%d%s" % (self.addr, self.port, path)
+
+    def get(self, path, headers=None, timeout=10):
+        """(status, headers, body) of one GET, errors included."""
+        req = urllib.request.Request(self.url(path), headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:
+                return resp.status, dict(resp.headers), resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, dict(e.headers), e.read()
+
+    def raw(self, request_bytes, timeout=10):
+        """Send raw bytes; return the status code of the reply (or None)."""
+        with socket.create_connection((self.addr, self.port), timeout) as s:
+            s.sendall(request_bytes)
+            data = b""
+            while b"\r\n" not in data and len(data) < 65536:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+        m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
+        return int(m.group(1)) if m else None
+
+    def status_json(self, path="/qosctl-status"):
+        code, _, body = self.get(path + "?format=json")
+        if code != 200:
+            raise RuntimeError("status page answered %d" % code)
+        return json.loads(body)
+
+    def children(self):
+        """Pids whose parent is this httpd."""
+        out = []
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == self.proc.pid:
+                    out.append(int(pid))
+            except (OSError, IndexError, ValueError):
+                continue
+        return out
+
+
+def stop_all():
+    """Emergency teardown: end every server this process started."""
+    for a in list(_live.values()):
+        try:
+            a.cleanup()
+        except Exception:
+            pass
+
+
+# -- httperf -------------------------------------------------------------------
+
+_NUM = r"([0-9.]+)"
+
+
+def parse_httperf(text):
+    """The numbers of an httperf report, as a dict of floats."""
+    pats = {
+        "connections": r"Total: connections " + _NUM,
+        "requests": r"Total: connections [0-9]+ requests " + _NUM,
+        "replies": r"requests [0-9]+ replies " + _NUM,
+        "duration": r"test-duration " + _NUM,
+        "conn_rate": r"Connection rate: " + _NUM,
+        "conn_time_avg": r"Connection time \[ms\]: min [0-9.]+ avg " + _NUM,
+        "conn_time_median": r"Connection time \[ms\]: min .* median " + _NUM,
+        "request_rate": r"Request rate: " + _NUM,
+        "reply_rate_avg": r"Reply rate \[replies/s\]: min [0-9.]+ avg " + _NUM,
+        "reply_time": r"Reply time \[ms\]: response " + _NUM,
+        "reply_header": r"Reply size \[B\]: header " + _NUM,
+        "reply_content": r"Reply size \[B\]: header [0-9.]+ content " + _NUM,
+        "s1xx": r"1xx=" + _NUM, "s2xx": r"2xx=" + _NUM,
+        "s3xx": r"3xx=" + _NUM, "s4xx": r"4xx=" + _NUM,
+        "s5xx": r"5xx=" + _NUM,
+        "errors": r"Errors: total " + _NUM,
+        "client_timo": r"client-timo " + _NUM,
+        "socket_timo": r"socket-timo " + _NUM,
+        "connrefused": r"connrefused " + _NUM,
+        "connreset": r"connreset " + _NUM,
+        "fd_unavail": r"fd-unavail " + _NUM,
+        "net_io_kbs": r"Net I/O: " + _NUM,
+    }
+    out = {}
+    for key, pat in pats.items():
+        m = re.search(pat, text)
+        out[key] = float(m.group(1)) if m else 0.0
+    return out
+
+
+def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
+            timeout=5, headers=(), extra=(), netns=None, hog=True,
+            wall_limit=None):
+    """Run httperf; return its parsed report (and the raw text as 'raw')."""
+    cmd = [HTTPERF, "--server", server, "--port", str(port), "--uri", uri,
+           "--num-conns", str(num_conns), "--num-calls", str(num_calls),
+           "--timeout", str(timeout)]
+    if rate:
+        cmd += ["--rate", str(rate)]
+    if hog:
+        cmd.append("--hog")
+    for h in headers:
+        cmd += ["--add-header", h + "\\n"]
+    cmd += list(extra)
+    if netns:
+        cmd = ["ip", "netns", "exec", netns] + cmd
+    limit = wall_limit or (num_conns / float(rate or 100) + timeout + 60)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    if p.returncode != 0:
+        raise RuntimeError("httperf failed (%d): %s" % (p.returncode,
+                                                       p.stderr[-2000:]))
+    out = parse_httperf(p.stdout)
+    out["raw"] = p.stdout
+    return out
