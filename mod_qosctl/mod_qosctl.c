@@ -74,5 +74,7 @@ AP_DECLARE_MODULE(qosctl) = {
     qc_merge_server_conf,       /* server config merger */
     qc_cmds,                    /* command table */
     qc_register_hooks,          /* set up other request processing hooks */
-    AP_MODULE_FLAG_NONE         /* flags */
+    /* Every host needs its own config (its own slot), even without a
+     * directive of ours in its <VirtualHost>. */
+    AP_MODULE_FLAG_ALWAYS_MERGE
 };

@@ -27,7 +27,9 @@ const char *qc_cidr_parse(const char *s, qc_cidr_t *out);
 /*
  * Does the address (4 bytes for family 4, 16 for family 6) fall in c?
  * An IPv4-mapped IPv6 address (::ffff:a.b.c.d) matches IPv4 ranges,
- * since a dual-stack listener reports IPv4 clients that way.
+ * since a dual-stack listener reports IPv4 clients that way; likewise an
+ * IPv4 address matches an IPv6 range that covers its mapped form.
+ * family is 4 or 6 (not AF_INET/AF_INET6); anything else never matches.
  */
 int qc_cidr_match(const qc_cidr_t *c, int family, const unsigned char *addr);
 

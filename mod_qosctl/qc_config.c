@@ -27,6 +27,23 @@ static const char *qc_bad(cmd_parms *cmd, const char *value,
                         cmd->cmd->name, value, why);
 }
 
+/* A number in [lo, hi]; the message states the range it must be in. */
+static const char *qc_cmd_double(cmd_parms *cmd, const char *arg,
+                                 double lo, double hi, double *out)
+{
+    const char *err = qc_parse_double(arg, lo, hi, out);
+
+    if (err) {
+        char range[96];
+
+        /* libc, not apr: apr's %g drops the leading zero of 0.58 */
+        snprintf(range, sizeof(range), "%s (expected %g to %g)", err, lo,
+                 hi);
+        return qc_bad(cmd, arg, apr_pstrdup(cmd->pool, range));
+    }
+    return NULL;
+}
+
 static const char *qc_global_only(cmd_parms *cmd)
 {
     return ap_check_cmd_context(cmd, GLOBAL_ONLY);
@@ -105,8 +122,8 @@ static const char *qc_cmd_bound(cmd_parms *cmd, void *dummy,
     if (err) {
         return err;
     }
-    if ((err = qc_parse_double(arg, 0.0, 1.0, &v)) != NULL) {
-        return qc_bad(cmd, arg, err);
+    if ((err = qc_cmd_double(cmd, arg, 0.0, 1.0, &v)) != NULL) {
+        return err;
     }
     if (v <= 0.0) {
         return qc_bad(cmd, arg, "must be above 0");
@@ -143,8 +160,8 @@ static const char *qc_cmd_gain_margin(cmd_parms *cmd, void *dummy,
     if (err) {
         return err;
     }
-    if ((err = qc_parse_double(arg, 1.0, 1000.0, &v)) != NULL) {
-        return qc_bad(cmd, arg, err);
+    if ((err = qc_cmd_double(cmd, arg, 1.0, 1000.0, &v)) != NULL) {
+        return err;
     }
     if (v <= 1.0) {
         return qc_bad(cmd, arg, "a gain margin must be above 1");
@@ -165,14 +182,10 @@ static const char *qc_cmd_model(cmd_parms *cmd, void *dummy,
     if (err) {
         return err;
     }
-    if ((err = qc_parse_double(a, 0.0, 1000.0, &va)) != NULL) {
-        return qc_bad(cmd, a, err);
-    }
-    if ((err = qc_parse_double(b, 0.0, 1000.0, &vb)) != NULL) {
-        return qc_bad(cmd, b, err);
-    }
-    if (c && (err = qc_parse_double(c, 0.0, 1000.0, &vc)) != NULL) {
-        return qc_bad(cmd, c, err);
+    if ((err = qc_cmd_double(cmd, a, 0.0, 1000.0, &va)) != NULL
+        || (err = qc_cmd_double(cmd, b, 0.0, 1000.0, &vb)) != NULL
+        || (c && (err = qc_cmd_double(cmd, c, 0.0, 1000.0, &vc)) != NULL)) {
+        return err;
     }
     if (va == 0.0 && vb == 0.0) {
         return apr_psprintf(cmd->pool, "%s: a and b cannot both be 0: "
@@ -270,7 +283,9 @@ static const char *qc_cmd_retry_after(cmd_parms *cmd, void *dummy,
         return err;
     }
     if ((err = qc_parse_long(arg, 0, 86400, &v)) != NULL) {
-        return qc_bad(cmd, arg, err);
+        return qc_bad(cmd, arg, apr_pstrcat(cmd->pool, err, " (expected "
+                                            "whole seconds, 0 to 86400)",
+                                            NULL));
     }
     qc_global(cmd)->retry_after = (int)v;
     return NULL;
@@ -323,8 +338,8 @@ static const char *qc_cmd_guarantee(cmd_parms *cmd, void *dummy,
     qc_server_conf *c = qc_sconf(cmd->server);
     const char *err;
 
-    if ((err = qc_parse_double(rmax, 0.0, 1e9, &c->rmax)) != NULL) {
-        return qc_bad(cmd, rmax, err);
+    if ((err = qc_cmd_double(cmd, rmax, 0.0, 1e9, &c->rmax)) != NULL) {
+        return err;
     }
     if (c->rmax <= 0.0) {
         return qc_bad(cmd, rmax, "a request rate must be above 0");
@@ -368,11 +383,11 @@ static const char *qc_cmd_fixed_level(cmd_parms *cmd, void *dummy,
                                       const char *arg)
 {
     qc_server_conf *c = qc_sconf(cmd->server);
-    const char *err = qc_parse_double(arg, 0.0, QC_MAX_TREES,
-                                      &c->fixed_level);
+    const char *err = qc_cmd_double(cmd, arg, 0.0, QC_MAX_TREES,
+                                    &c->fixed_level);
 
     if (err) {
-        return qc_bad(cmd, arg, err);
+        return err;
     }
     c->fixed_set = 1;
     return NULL;

@@ -30,14 +30,15 @@ double qc_hash_unit(const unsigned char *bytes, size_t len);
 
 /*
  * Tree level (0..M) for a client with hash n under controller output m.
- * m is clamped to [0, M]; M is at most QC_MAX_TREES.
+ * m is clamped to [0, M]; M is at most QC_MAX_TREES (larger is clamped).
+ * A NaN m gives M: a broken controller fails open, as if absent.
  */
 unsigned qc_level_pick(double m, unsigned M, double n);
 
 /* The same with m in QC_LEVEL_ONE fixed point (the shared-memory form). */
 unsigned qc_level_pick_fx(unsigned m_fx, unsigned M, double n);
 
-/* m <-> fixed point, clamped to [0, M]. */
+/* m <-> fixed point, rounded to nearest, clamped to [0, M], NaN -> M. */
 unsigned qc_level_to_fx(double m, unsigned M);
 double qc_level_from_fx(unsigned m_fx);
 

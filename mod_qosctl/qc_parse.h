@@ -6,12 +6,18 @@
  * leading or trailing blanks), never allocates, and returns NULL on
  * success or a static, human-readable reason on failure; the directive
  * handler wraps that reason with the directive name and the bad value.
+ * Numbers are plain decimal: "nan", "inf" and hex are refused.  On
+ * failure the output is left untouched.
  */
 
 #ifndef QC_PARSE_H
 #define QC_PARSE_H
 
-/* A finite decimal number in [lo, hi] ("0.58", "1e-3", "4"). */
+/*
+ * A finite decimal number in [lo, hi] ("0.58", "1e-3", "4").  The reason
+ * for a value out of range does not name lo and hi (it is static); the
+ * caller knows them and should.
+ */
 const char *qc_parse_double(const char *s, double lo, double hi,
                             double *out);
 
@@ -25,8 +31,9 @@ const char *qc_parse_seconds(const char *s, double *out);
 
 /*
  * A link rate in bits per second, > 0: "100M", "1G", "10k", "100Mbit",
- * "100Mbps", "2.5G", "1000000".  Prefixes are decimal (k = 1000,
- * M = 10^6, G = 10^9); "bit"/"bps"/"b/s" may follow the prefix.
+ * "100Mbps", "2.5G", "1000000".  Prefixes are decimal (k or K = 1000,
+ * M = 10^6, G = 10^9); "b", "bit", "bps", "b/s" or "bit/s" may follow
+ * the prefix.  Bytes are refused here.  At most 10^15.
  */
 const char *qc_parse_link_rate(const char *s, double *bits_per_s);
 
@@ -34,22 +41,26 @@ const char *qc_parse_link_rate(const char *s, double *bits_per_s);
  * A bandwidth in bytes per second, > 0, unit required: bits ("13Mbit",
  * "13Mbps", "13Mb/s", "500kbit") or bytes ("2MB", "2MB/s", "512KB",
  * "512KiB", "1GB").  Decimal prefixes (k/K, M, G) are powers of 1000,
- * binary ones (KiB, MiB, GiB) powers of 1024.  A bare number is
- * rejected because bits and bytes differ by a factor of eight.
+ * binary ones (KiB, MiB, GiB) powers of 1024.  A bare number (or a
+ * bare prefix, "13M") is rejected because bits and bytes differ by a
+ * factor of eight.  At most 10^15.
  */
 const char *qc_parse_bandwidth(const char *s, double *bytes_per_s);
 
 /*
  * A URL-path prefix naming a content tree or an excluded area: starts
  * with '/', no "." or ".." segments, no empty segment ("//"), no
- * control characters, no '?' or '#', at most 255 bytes.  A trailing
- * '/' is dropped and "/" alone becomes "" (the DocumentRoot itself);
- * the normalized prefix is written to out (size outlen).
+ * control characters, no '?', '#' or backslash, no trailing blank, at
+ * most 255 bytes.  A trailing '/' is dropped and "/" alone becomes ""
+ * (the DocumentRoot itself); the normalized prefix is written to out
+ * (size outlen, NUL included).  With out NULL the value is only checked.
  */
 const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen);
 
-/* A network interface name as Linux accepts it (1..15 bytes, no '/',
- * no blanks, not "." or ".."). */
+/*
+ * A network interface name as Linux accepts it (1..15 bytes, no '/',
+ * ':' or blanks, not "." or ".."), and no control characters.
+ */
 const char *qc_parse_ifname(const char *s);
 
 #endif /* QC_PARSE_H */

@@ -1,0 +1,110 @@
+"""Bad directives fail `httpd -t` with a message naming directive and value.
+
+Each case is a configuration fragment and the words the error must
+contain; `httpd -t` is what `apachectl -t` and `apachectl configtest`
+run.
+"""
+
+import pytest
+
+import qcharness
+from conftest import make_site
+
+ON = "QosCtl On\n"
+
+BAD = [
+    # numbers and ranges
+    ("QosCtlUtilizationBound 1.5", ["QosCtlUtilizationBound", "'1.5'"]),
+    ("QosCtlUtilizationBound 0", ["QosCtlUtilizationBound", "'0'"]),
+    ("QosCtlUtilizationBound abc", ["QosCtlUtilizationBound", "'abc'"]),
+    ("QosCtlPeriod 0", ["QosCtlPeriod", "'0'"]),
+    ("QosCtlPeriod -1", ["QosCtlPeriod", "'-1'"]),
+    ("QosCtlPeriod 5x", ["QosCtlPeriod", "'5x'"]),
+    ("QosCtlPeriod 0.01", ["QosCtlPeriod", "'0.01'"]),
+    ("QosCtlGainMargin 0.5", ["QosCtlGainMargin", "'0.5'"]),
+    ("QosCtlGainMargin nan", ["QosCtlGainMargin", "'nan'"]),
+    ("QosCtlModel x 1", ["QosCtlModel", "'x'"]),
+    ("QosCtlModel 1 -2", ["QosCtlModel", "'-2'"]),
+    ("QosCtlModel 0 0", ["QosCtlModel", "cannot both be 0"]),
+    ("QosCtlModel 1", ["QosCtlModel"]),
+    ("QosCtlRetryAfter soon", ["QosCtlRetryAfter", "'soon'"]),
+    ("QosCtlRetryAfter 1.5", ["QosCtlRetryAfter", "'1.5'"]),
+    # resources and units
+    ("QosCtlResource disk", ["QosCtlResource", "'disk'"]),
+    ("QosCtlResource link eth0 100Q", ["QosCtlResource", "'100Q'"]),
+    ("QosCtlResource link eth0 100MB", ["QosCtlResource", "'100MB'"]),
+    ("QosCtlResource link eth0", ["QosCtlResource"]),
+    ("QosCtlResource link a/b 1G", ["QosCtlResource", "'a/b'"]),
+    ("QosCtlResource cpu\nQosCtlResource cpu",
+     ["QosCtlResource", "twice"]),
+    ("QosCtlGuarantee 50 13", ["QosCtlGuarantee", "'13'"]),
+    ("QosCtlGuarantee 50 13Mbt", ["QosCtlGuarantee", "'13Mbt'"]),
+    ("QosCtlGuarantee -5 13Mbit", ["QosCtlGuarantee", "'-5'"]),
+    ("QosCtlGuarantee 0 13Mbit", ["QosCtlGuarantee", "'0'"]),
+    # addresses
+    ("QosCtlPremiumAddress 10.0.0.0/33", ["QosCtlPremiumAddress",
+                                          "'10.0.0.0/33'"]),
+    ("QosCtlPremiumAddress 1.2.3", ["QosCtlPremiumAddress", "'1.2.3'"]),
+    ("QosCtlPremiumAddress 2001:db8::/129", ["QosCtlPremiumAddress",
+                                             "'2001:db8::/129'"]),
+    ("QosCtlPremiumAddress fe80::g", ["QosCtlPremiumAddress", "'fe80::g'"]),
+    # trees, levels, prefixes
+    ("QosCtlContentTrees /nonexistent /full",
+     ["QosCtlContentTrees", "'/nonexistent'", "not a directory"]),
+    ("QosCtlContentTrees /secret.txt /full",
+     ["QosCtlContentTrees", "'/secret.txt'", "not a directory"]),
+    ("QosCtlContentTrees /../etc /full", ["QosCtlContentTrees", "'/../etc'"]),
+    ("QosCtlContentTrees degraded /full", ["QosCtlContentTrees",
+                                           "'degraded'"]),
+    ("QosCtlContentTrees /full /full", ["QosCtlContentTrees", "twice"]),
+    ("QosCtlContentTrees", ["QosCtlContentTrees"]),
+    ("QosCtlContentTrees /degraded /full\nQosCtlFixedLevel 3",
+     ["QosCtlFixedLevel", "'3'", "0..2"]),
+    ("QosCtlFixedLevel -1", ["QosCtlFixedLevel", "'-1'"]),
+    ("QosCtlFixedLevel 1.5", ["QosCtlFixedLevel", "'1.5'", "0..1"]),
+    ("QosCtlExclude status", ["QosCtlExclude", "'status'"]),
+    # contexts
+    ("<VirtualHost 127.0.0.1:1>\nQosCtlPeriod 1\n</VirtualHost>",
+     ["QosCtlPeriod", "VirtualHost"]),
+    ("<VirtualHost 127.0.0.1:1>\nQosCtl On\n</VirtualHost>",
+     ["QosCtl", "VirtualHost"]),
+    ("<Directory />\nQosCtlContentTrees /degraded /full\n</Directory>",
+     ["QosCtlContentTrees", "not allowed"]),
+    ("<Location />\nQosCtlFixedLevel 1\n</Location>",
+     ["QosCtlFixedLevel", "not allowed"]),
+]
+
+GOOD = [
+    "QosCtlUtilizationBound 0.9\nQosCtlPeriod 250ms\nQosCtlGainMargin 10",
+    "QosCtlModel 0.83 0.035 0.55",
+    "QosCtlResource cpu\nQosCtlResource link lo 1G\n"
+    "QosCtlResource link eth0 100Mbit",
+    "QosCtlContentTrees /degraded /full\nQosCtlFixedLevel 1.5\n"
+    "QosCtlGuarantee 50 13Mbit\nQosCtlPremiumAddress 10.0.0.0/8 ::1\n"
+    "QosCtlExclude /status /server-status\nQosCtlRetryAfter 0",
+    "QosCtlLog logs/qosctl.tsv\nQosCtlStateFile qosctl.state",
+]
+
+
+@pytest.fixture(scope="module")
+def apache():
+    a = qcharness.Apache()
+    make_site(a.docroot)
+    yield a
+    a.cleanup()
+
+
+@pytest.mark.parametrize("fragment,words", BAD,
+                         ids=[b[0].replace("\n", " | ") for b in BAD])
+def test_bad_directive_fails_configtest(apache, fragment, words):
+    rc, out = apache.config_test(ON + fragment + "\n")
+    assert rc != 0, out
+    for w in words:
+        assert w in out, (w, out)
+
+
+@pytest.mark.parametrize("fragment", GOOD)
+def test_good_directives_pass_configtest(apache, fragment):
+    rc, out = apache.config_test(ON + fragment + "\n")
+    assert rc == 0, out
+    assert "Syntax OK" in out
