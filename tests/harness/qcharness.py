@@ -61,7 +61,8 @@ class Apache:
 
     def __init__(self, docroot=None, mpm="event", extra="", modules=(),
                  with_qosctl=True, port=None, listen_addr="127.0.0.1",
-                 keep_root=False, loglevel="warn", mpm_conf=None):
+                 keep_root=False, loglevel="warn", mpm_conf=None,
+                 cpus=None):
         self.root = tempfile.mkdtemp(prefix="qosctl-httpd-")
         os.chmod(self.root, 0o755)
         self.docroot = docroot or os.path.join(self.root, "htdocs")
@@ -76,6 +77,7 @@ class Apache:
         self.loglevel = loglevel
         self.mpm_conf = mpm_conf
         self.keep_root = keep_root
+        self.cpus = cpus            # e.g. "0": pin the server (taskset)
         self.proc = None
         self.conf = os.path.join(self.root, "httpd.conf")
         self.error_log = os.path.join(self.root, "error.log")
@@ -149,8 +151,9 @@ class Apache:
         rc, out = self.config_test()
         if rc != 0:
             raise RuntimeError("httpd -t failed:\n" + out)
+        pin = ["taskset", "-c", self.cpus] if self.cpus else []
         self.proc = subprocess.Popen(
-            [HTTPD, "-f", self.conf, "-DFOREGROUND"],
+            pin + [HTTPD, "-f", self.conf, "-DFOREGROUND"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True)
         _live[self.proc.pid] = self
@@ -321,7 +324,7 @@ def parse_httperf(text):
 
 def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
             timeout=5, headers=(), extra=(), netns=None, hog=True,
-            wall_limit=None):
+            wall_limit=None, cpus=None):
     """Run httperf; return its parsed report (and the raw text as 'raw')."""
     cmd = [HTTPERF, "--server", server, "--port", str(port), "--uri", uri,
            "--num-conns", str(num_conns), "--num-calls", str(num_calls),
@@ -333,6 +336,8 @@ def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
     for h in headers:
         cmd += ["--add-header", h + "\\n"]
     cmd += list(extra)
+    if cpus:
+        cmd = ["taskset", "-c", cpus] + cmd
     if netns:
         cmd = ["ip", "netns", "exec", netns] + cmd
     limit = wall_limit or (num_conns / float(rate or 100) + timeout + 60)

@@ -1,0 +1,184 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * PI tuning (paper §4.4, eqs. 4-8).
+ *
+ * Plant P(s) = p e^(-s Td), Td = T/2 (sampling acts as a half-period
+ * dead time); controller C(s) = Kp (1 + Ki/s).  At the frequency w where
+ * the loop phase reaches -pi:
+ *
+ *   phase:  arg e^(-jwT/2) + arg(1 + Ki/(jw)) = -wT/2 - atan(Ki/w) = -pi
+ *           so  wT/2 + atan(Ki/w) = pi                              (7)
+ *   tuning: atan(Ki/w) = pi/6                                       (8)
+ *           =>  wT/2 = 5 pi/6,  w = 5 pi / (3 T),
+ *               Ki = w tan(pi/6) = w / sqrt(3) = 5 pi / (3 sqrt(3) T)
+ *   gain:   p Kp |1 + Ki/(jw)| = 1/G                                (6)
+ *           |1 - j/sqrt(3)| = sqrt(1 + 1/3) = 2/sqrt(3)
+ *           =>  Kp = sqrt(3) / (2 G p)
+ *
+ * Worked case p = 0.5, T = 1 s, G = 4: w = 5.235988 rad/s,
+ * Ki = 3.022999 1/s, Kp = 0.4330127.
+ *
+ * Discrete loop: velocity (incremental) form with backward-Euler
+ * integration,
+ *
+ *   m_k = clamp(m_{k-1} + Kp [(e_k - e_{k-1}) + Ki T e_k], 0, M)
+ *
+ * chosen over the positional form because (1) the gains are recomputed
+ * every period from a changing process gain, and with no stored
+ * integral sum a gain change cannot make the output jump; (2) the state
+ * is the clamped output itself, so saturation stops the integration at
+ * once (no wind-up) and the first error of the other sign moves m off
+ * the limit immediately; (3) holding the output while another loop's
+ * level is in force is just dropping the increment.  Note Kp Ki T =
+ * 5 pi / (6 G p): the per-period integral action does not depend on T.
+ */
+
+#include "qc_pi.h"
+
+#include <math.h>
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#define T_MIN 1e-3
+#define G_MIN 1.0
+/* Tolerance when comparing the applied level with the output: the
+ * module publishes m in 16.16 fixed point. */
+#define APPLIED_EPS 1e-3
+
+static double clampd(double x, double lo, double hi)
+{
+    if (!(x >= lo)) {
+        return lo;
+    }
+    return x > hi ? hi : x;
+}
+
+void qc_pi_gains(double p, double T, double G, double *kp, double *ki)
+{
+    if (!(p >= QC_PI_GAIN_MIN)) {
+        p = QC_PI_GAIN_MIN;
+    }
+    if (!(T >= T_MIN)) {
+        T = T_MIN;
+    }
+    if (!(G >= G_MIN)) {
+        G = G_MIN;
+    }
+    *kp = sqrt(3.0) / (2.0 * G * p);
+    *ki = 5.0 * M_PI / (3.0 * sqrt(3.0) * T);
+}
+
+void qc_pi_level_utils(double a, double b, double c, double r,
+                       const double *xbar, unsigned M, double *u)
+{
+    unsigned k;
+
+    u[0] = c * r;
+    for (k = 1; k <= M; k++) {
+        u[k] = a * r + b * r * xbar[k - 1];
+    }
+}
+
+double qc_pi_process_gain(const double *u, unsigned M, double m)
+{
+    double slope, steepest = 0.0, floor_p;
+    unsigned k, seg;
+
+    if (M == 0) {
+        return QC_PI_GAIN_MIN;
+    }
+    for (k = 0; k < M; k++) {
+        if (u[k + 1] - u[k] > steepest) {
+            steepest = u[k + 1] - u[k];
+        }
+    }
+    m = clampd(m, 0.0, (double)M);
+    seg = (unsigned)floor(m);
+    if (seg >= M) {
+        seg = M - 1;
+    }
+    slope = u[seg + 1] - u[seg];
+    /* Near a boundary the next step may land in the neighbouring
+     * segment: design for the steeper of the two. */
+    if (seg > 0 && m - seg < QC_PI_EDGE && u[seg] - u[seg - 1] > slope) {
+        slope = u[seg] - u[seg - 1];
+    }
+    if (seg + 1 < M && seg + 1 - m < QC_PI_EDGE
+        && u[seg + 2] - u[seg + 1] > slope) {
+        slope = u[seg + 2] - u[seg + 1];
+    }
+    floor_p = QC_PI_GAIN_REL_MIN * steepest;
+    if (floor_p < QC_PI_GAIN_MIN) {
+        floor_p = QC_PI_GAIN_MIN;
+    }
+    return slope > floor_p ? slope : floor_p;
+}
+
+double qc_pi_gain_admission(double u_set, double c, double r, double f)
+{
+    double p;
+
+    if (!(f >= QC_PI_F_MIN)) {
+        f = QC_PI_F_MIN;
+    }
+    if (f > 1.0) {
+        f = 1.0;
+    }
+    p = (u_set - c * r) / f;
+    return p > QC_PI_GAIN_MIN ? p : QC_PI_GAIN_MIN;
+}
+
+void qc_pi_init(qc_pi_t *pi, double m_max, double m_init)
+{
+    pi->m_max = m_max > 0.0 ? m_max : 1.0;
+    pi->m = clampd(m_init, 0.0, pi->m_max);
+    pi->e_prev = 0.0;
+    pi->primed = 0;
+    pi->kp = 0.0;
+    pi->ki = 0.0;
+}
+
+double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
+                  double T, double G, double applied)
+{
+    double e, dm;
+
+    if (!isfinite(setpoint) || !isfinite(measured) || !isfinite(p)
+        || !isfinite(T) || !isfinite(G) || !isfinite(applied)) {
+        return pi->m;
+    }
+    qc_pi_gains(p, T, G, &pi->kp, &pi->ki);
+    if (T < T_MIN) {
+        T = T_MIN;
+    }
+    e = setpoint - measured;
+    if (!pi->primed) {
+        /* No proportional kick from an unknown previous error. */
+        pi->e_prev = e;
+        pi->primed = 1;
+    }
+    dm = pi->kp * ((e - pi->e_prev) + pi->ki * T * e);
+    pi->e_prev = e;
+
+    /* Another loop's level is in force: the measured utilization
+     * reflects that level, not ours, so do not move away from it.
+     * Moving toward it is safe (and needed to take over again). */
+    if (applied >= 0.0) {
+        if (applied > pi->m + APPLIED_EPS && dm < 0.0) {
+            dm = 0.0;
+        }
+        else if (applied < pi->m - APPLIED_EPS && dm > 0.0) {
+            dm = 0.0;
+        }
+    }
+    pi->m = clampd(pi->m + dm, 0.0, pi->m_max);
+    return pi->m;
+}
+
+double qc_pi_output(const qc_pi_t *pi)
+{
+    return pi->m;
+}

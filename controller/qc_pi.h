@@ -1,0 +1,93 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The utilization control loop (paper §4.4): a PI controller tuned from
+ * the process gain p = dU/dm, the sampling period T and a gain margin
+ * G, driving the actuator input m in [0, M] (level 0 rejects, level k
+ * serves from content tree k).
+ *
+ * Plain C, no allocation: the state is caller-owned.
+ */
+
+#ifndef QC_PI_H
+#define QC_PI_H
+
+/* Smallest process gain used (U per unit of m), so gains stay finite. */
+#define QC_PI_GAIN_MIN 1e-3
+
+/* The floor is also this fraction of the steepest segment's slope. */
+#define QC_PI_GAIN_REL_MIN 0.05
+
+/* Within this distance of a segment boundary, m may cross it in one
+ * step, so both adjacent slopes are considered. */
+#define QC_PI_EDGE 0.05
+
+/* Smallest admitted fraction eq. (3) divides by. */
+#define QC_PI_F_MIN 0.01
+
+/* Pass as `applied` to qc_pi_step(): the loop's own output is in force. */
+#define QC_PI_APPLIED_OWN (-1.0)
+
+typedef struct {
+    double m;           /* output, in [0, m_max] */
+    double m_max;       /* M */
+    double e_prev;      /* error of the previous step */
+    int primed;         /* e_prev is valid */
+    double kp, ki;      /* gains used by the last step, for reporting */
+} qc_pi_t;
+
+/*
+ * PI gains for G(s) = Kp (1 + Ki / s) on P(s) = p e^(-sT/2), controller
+ * phase pi/6 and gain margin G: Kp = sqrt(3) / (2 G p) (dimension: 1/p),
+ * Ki = 5 pi / (3 sqrt(3) T) (1/s).  p, T and G are floored at
+ * QC_PI_GAIN_MIN, 1e-3 s and 1.
+ */
+void qc_pi_gains(double p, double T, double G, double *kp, double *ki);
+
+/*
+ * The utilization U_k the class would cause if all its clients were
+ * served at level k, from the model: u[0] = c r (all rejected),
+ * u[k] = a r + b r xbar[k - 1] for k = 1..M, with r the offered request
+ * rate (req/s) and xbar[k - 1] the mean reply size of tree k (bytes).
+ * u must hold M + 1 values.
+ */
+void qc_pi_level_utils(double a, double b, double c, double r,
+                       const double *xbar, unsigned M, double *u);
+
+/*
+ * Process gain dU/dm at m from the level utilizations u[0..M]: the slope
+ * u[I+1] - u[I] of the segment holding m, the larger of the two slopes
+ * within QC_PI_EDGE of a boundary, floored at the larger of
+ * QC_PI_GAIN_MIN and QC_PI_GAIN_REL_MIN times the steepest slope (a flat
+ * or inverted segment must not make the gains explode or flip sign).
+ * For a loop whose m is normalized to [0, 1] across hosts with M_h
+ * trees, sum M_h * qc_pi_process_gain(u_h, M_h, m * M_h) over hosts.
+ */
+double qc_pi_process_gain(const double *u, unsigned M, double m);
+
+/*
+ * Eq. (3), admission control only (M = 1): p = (U_set - c r) / f with f
+ * the admitted fraction (floored at QC_PI_F_MIN), r the offered rate;
+ * floored at QC_PI_GAIN_MIN.
+ */
+double qc_pi_gain_admission(double u_set, double c, double r, double f);
+
+/* Start with output m_init (clamped to [0, m_max]); m_max > 0. */
+void qc_pi_init(qc_pi_t *pi, double m_max, double m_init);
+
+/*
+ * One control period: returns the new output m in [0, M].  setpoint and
+ * measured are utilizations over the period just ended, p the current
+ * process gain, T the period (s), G the gain margin.  applied is the
+ * level actually in force during the period (e.g. max(m_i, m_b M) under
+ * excess sharing) or QC_PI_APPLIED_OWN; while it differs from the
+ * loop's output, the output does not move away from it (it holds).
+ * Non-finite inputs leave the state unchanged.
+ */
+double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
+                  double T, double G, double applied);
+
+/* Current output. */
+double qc_pi_output(const qc_pi_t *pi);
+
+#endif /* QC_PI_H */

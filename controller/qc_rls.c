@@ -1,0 +1,502 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Recursive least squares for U = a R_s + b W + c R_r + d.
+ *
+ * Scaling.  At real magnitudes the raw regressors span ten decades
+ * (R ~ 1e4 req/s, W ~ 1e8 B/s, a constant 1) and so would the
+ * parameters (b ~ 1e-9), which makes the covariance badly conditioned.
+ * Internally R is in kreq/s and W in MB/s, so every regressor and
+ * every parameter is of order 1e-4..1e2.
+ *
+ * Forgetting.  Plain exponential forgetting divides the whole
+ * covariance by lambda each step; under a constant or idle load the
+ * directions the data do not excite grow without bound (wind-up) and
+ * the next change of load makes the estimates jump.  We use directional
+ * forgetting (Kulhavy 1987; Bittanti, Bolzern, Campi 1990) with factor
+ * mu: with r = phi' P phi, the information matrix is updated as
+ *
+ *     P^-1 <- P^-1 + beta phi phi',   beta = mu - (1 - mu) / r
+ *
+ * i.e. the information along phi is discounted by (1 - mu)(1 + 1/r)
+ * before the new sample (weight 1) is added.  Information orthogonal to
+ * phi is kept, so P stays bounded without excitation; along a constant
+ * phi, r settles at (1 - mu) / mu.  By the matrix inversion lemma, with
+ * s = 1 + beta r (= mu (1 + r) when forgetting):
+ *
+ *     P <- P - beta (P phi)(P phi)' / s,   theta <- theta + P phi e / s
+ *
+ * where e is the a-priori residual and P phi the old P times phi.  When
+ * r > mu / (1 - mu) the discount would exceed the information held
+ * along phi (early on, P large); we then do not forget (beta = 1), which
+ * is the ordinary RLS step.
+ *
+ * Under rich excitation the discount is spread over the NP directions,
+ * so the memory is about NP / (1 - mu) samples.  To give the caller's
+ * lambda its usual meaning (memory 1 / (1 - lambda): 50 samples for
+ * 0.98), mu = 1 - NP (1 - lambda).
+ */
+
+#include "qc_rls.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NP QC_RLS_NP
+
+/* theta_scaled = theta_natural * scale: R in kreq/s, W in MB/s. */
+static const double scale[NP] = { 1e3, 1e6, 1e3, 1.0 };
+
+/*
+ * Prior standard deviation of each scaled parameter (the whole physical
+ * range: a, c up to 1e-2 s/req, b up to 1e-7 s/B, |d| 0.5), over the
+ * nominal noise of U (0.02).  A tighter prior, on d especially, biases
+ * the fit for hundreds of samples: d is nearly collinear with the other
+ * regressors at high load, and directional forgetting discounts old
+ * information only slowly in such a direction.
+ */
+static const double prior_sd[NP] = { 10.0, 0.1, 10.0, 0.5 };
+#define NOISE_SD 0.02
+
+/* Belt and braces: directional forgetting keeps trace(P) below its
+ * initial value (about 5e5) in practice; this holds it regardless. */
+#define TRACE_MAX 1e6
+
+/* Dead zone: a server below this is idle and says nothing about a, b,
+ * c; a utilization at or above U_SAT is clipped by the resource
+ * and no longer linear in the load. */
+#define R_IDLE 1.0              /* req/s */
+#define W_IDLE 1000.0           /* B/s */
+#define U_SAT 0.97
+
+/* No information in the direction of phi: skip. */
+#define R_EPS 1e-12
+
+/* Convergence: enough updates, small standard errors, settled. */
+#define CONV_MIN_N 20
+#define CONV_REL_SE 0.10
+#define CONV_CHANGE 0.02
+/* Relative measures use max(|theta|, floor) so tiny values don't
+ * divide by ~0: 1e-5 s/req and 1e-9 s/B, scaled. */
+#define A_FLOOR 1e-2
+#define B_FLOOR 1e-3
+/* Weights of the running residual and change averages. */
+#define ERR_W 0.1
+#define CHANGE_W 0.2
+
+/* Physical ranges of the estimates we expose (natural units). */
+static const double lo_nat[NP] = { 0.0, 0.0, 0.0, -QC_RLS_D_MAX };
+static const double hi_nat[NP] = { QC_RLS_A_MAX, QC_RLS_B_MAX, QC_RLS_C_MAX,
+                                   QC_RLS_D_MAX };
+
+/*
+ * The recursion itself runs unconstrained: projecting the estimate onto
+ * the physical box would bias it for good, because a clamp applied while
+ * a parameter is still poorly determined (the first few samples) is
+ * never undone once the covariance has shrunk.  The internal estimate is
+ * only kept inside a box twice as wide, so it cannot run away; the
+ * getters and the prediction use the clamped values.
+ */
+#define BOX 2.0
+
+static double clampd(double x, double lo, double hi)
+{
+    if (!(x >= lo)) {           /* also catches NaN */
+        return lo;
+    }
+    return x > hi ? hi : x;
+}
+
+static double box_hi(int i)
+{
+    double m = fmax(fabs(lo_nat[i]), fabs(hi_nat[i]));
+
+    return BOX * m * scale[i];
+}
+
+static void box_theta(double *theta)
+{
+    int i;
+
+    for (i = 0; i < NP; i++) {
+        theta[i] = clampd(theta[i], -box_hi(i), box_hi(i));
+    }
+}
+
+/* Exposed value of scaled parameter i, in natural units. */
+static double estimate(const qc_rls_t *rls, int i)
+{
+    return clampd(rls->theta[i] / scale[i], lo_nat[i], hi_nat[i]);
+}
+
+static double trace_of(const qc_rls_t *rls)
+{
+    double t = 0.0;
+    int i;
+
+    for (i = 0; i < NP; i++) {
+        t += rls->p[i][i];
+    }
+    return t;
+}
+
+static void reset_p(qc_rls_t *rls)
+{
+    int i, j;
+
+    for (i = 0; i < NP; i++) {
+        for (j = 0; j < NP; j++) {
+            rls->p[i][j] = 0.0;
+        }
+        rls->p[i][i] = (prior_sd[i] / NOISE_SD) * (prior_sd[i] / NOISE_SD);
+    }
+}
+
+void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda)
+{
+    int i;
+
+    memset(rls, 0, sizeof(*rls));
+    rls->theta[0] = a * scale[0];
+    rls->theta[1] = b * scale[1];
+    rls->theta[2] = c * scale[2];
+    rls->theta[3] = 0.0;
+    for (i = 0; i < NP; i++) {
+        rls->theta[i] = clampd(rls->theta[i], lo_nat[i] * scale[i],
+                               hi_nat[i] * scale[i]);
+    }
+    reset_p(rls);
+    rls->lambda = (lambda >= 0.9 && lambda <= 1.0) ? lambda : QC_RLS_LAMBDA;
+    /* Pessimistic until the data say otherwise. */
+    rls->err2 = 1.0;
+    rls->change = 1.0;
+    rls->n = 0;
+}
+
+static void regressor(double r_served, double w, double r_rej, double *phi)
+{
+    phi[0] = r_served / scale[0];
+    phi[1] = w / scale[1];
+    phi[2] = r_rej / scale[2];
+    phi[3] = 1.0;
+}
+
+static int all_finite(const qc_rls_t *rls)
+{
+    int i, j;
+
+    for (i = 0; i < NP; i++) {
+        if (!isfinite(rls->theta[i])) {
+            return 0;
+        }
+        for (j = 0; j < NP; j++) {
+            if (!isfinite(rls->p[i][j])) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static double rel_change(double new_v, double old_v, double floor_v)
+{
+    double den = fabs(old_v) > floor_v ? fabs(old_v) : floor_v;
+
+    return fabs(new_v - old_v) / den;
+}
+
+int qc_rls_update(qc_rls_t *rls, double r_served, double w, double r_rej,
+                  double u_measured)
+{
+    double phi[NP], pphi[NP];
+    double r, e, mu, beta, s, t, ch;
+    qc_rls_t old;
+    int i, j;
+
+    if (!isfinite(r_served) || !isfinite(w) || !isfinite(r_rej)
+        || !isfinite(u_measured) || r_served < 0.0 || w < 0.0
+        || r_rej < 0.0 || u_measured < 0.0) {
+        return -1;
+    }
+    if ((r_served + r_rej < R_IDLE && w < W_IDLE)
+        || u_measured >= U_SAT) {
+        return 0;
+    }
+
+    regressor(r_served, w, r_rej, phi);
+    r = 0.0;
+    for (i = 0; i < NP; i++) {
+        pphi[i] = 0.0;
+        for (j = 0; j < NP; j++) {
+            pphi[i] += rls->p[i][j] * phi[j];
+        }
+        r += phi[i] * pphi[i];
+    }
+    if (!(r > R_EPS)) {
+        return 0;
+    }
+
+    old = *rls;
+    e = u_measured;
+    for (i = 0; i < NP; i++) {
+        e -= rls->theta[i] * phi[i];
+    }
+
+    mu = 1.0 - NP * (1.0 - rls->lambda);
+    if (r * (1.0 - mu) > mu) {
+        beta = 1.0;
+    }
+    else {
+        beta = mu - (1.0 - mu) / r;
+    }
+    s = 1.0 + beta * r;         /* > 0: mu (1 + r) or 1 + r */
+
+    for (i = 0; i < NP; i++) {
+        rls->theta[i] += pphi[i] * e / s;
+    }
+    for (i = 0; i < NP; i++) {
+        for (j = i; j < NP; j++) {
+            double v = rls->p[i][j] - beta * pphi[i] * pphi[j] / s;
+
+            /* Keep P exactly symmetric. */
+            rls->p[i][j] = v;
+            rls->p[j][i] = v;
+        }
+    }
+    t = trace_of(rls);
+    if (t > TRACE_MAX) {
+        for (i = 0; i < NP; i++) {
+            for (j = 0; j < NP; j++) {
+                rls->p[i][j] *= TRACE_MAX / t;
+            }
+        }
+    }
+    box_theta(rls->theta);
+
+    if (!all_finite(rls)) {
+        *rls = old;
+        return -1;
+    }
+    /* Rounding can cost a diagonal its sign after many near-singular
+     * updates; restart the covariance rather than keep a bad one. */
+    for (i = 0; i < NP; i++) {
+        if (!(rls->p[i][i] > 0.0)) {
+            reset_p(rls);
+            break;
+        }
+    }
+
+    ch = rel_change(rls->theta[0], old.theta[0], A_FLOOR);
+    t = rel_change(rls->theta[1], old.theta[1], B_FLOOR);
+    if (t > ch) {
+        ch = t;
+    }
+    rls->change += CHANGE_W * (ch - rls->change);
+    rls->err2 = rls->n == 0 ? e * e : rls->err2 + ERR_W * (e * e - rls->err2);
+    rls->n++;
+    return 1;
+}
+
+double qc_rls_predict(const qc_rls_t *rls, double r_served, double w,
+                      double r_rej)
+{
+    return estimate(rls, 0) * r_served + estimate(rls, 1) * w
+           + estimate(rls, 2) * r_rej + estimate(rls, 3);
+}
+
+double qc_rls_a(const qc_rls_t *rls)
+{
+    return estimate(rls, 0);
+}
+
+double qc_rls_b(const qc_rls_t *rls)
+{
+    return estimate(rls, 1);
+}
+
+double qc_rls_c(const qc_rls_t *rls)
+{
+    return estimate(rls, 2);
+}
+
+double qc_rls_d(const qc_rls_t *rls)
+{
+    return estimate(rls, 3);
+}
+
+double qc_rls_trace(const qc_rls_t *rls)
+{
+    return trace_of(rls);
+}
+
+int qc_rls_converged(const qc_rls_t *rls)
+{
+    double se_a, se_b, den;
+
+    if (rls->n < CONV_MIN_N || rls->change > CONV_CHANGE) {
+        return 0;
+    }
+    se_a = sqrt(rls->p[0][0] * rls->err2);
+    se_b = sqrt(rls->p[1][1] * rls->err2);
+    den = fabs(rls->theta[0]) > A_FLOOR ? fabs(rls->theta[0]) : A_FLOOR;
+    if (se_a > CONV_REL_SE * den) {
+        return 0;
+    }
+    den = fabs(rls->theta[1]) > B_FLOOR ? fabs(rls->theta[1]) : B_FLOOR;
+    return se_b <= CONV_REL_SE * den;
+}
+
+/*
+ * "qcrls1 a=.. b=.. c=.. d=.. lambda=.. n=.. e2=.. dc=.. p=p00,p01,..."
+ * a..d in natural units so that an administrator can read them (the
+ * internal, unclamped values, so that a restart resumes exactly); P is
+ * the upper triangle in the scaled units, row by row.
+ */
+int qc_rls_format(const qc_rls_t *rls, char *buf, size_t len)
+{
+    size_t off;
+    int i, j, k;
+
+    k = snprintf(buf, len,
+                 "qcrls1 a=%.10g b=%.10g c=%.10g d=%.10g lambda=%.10g"
+                 " n=%lu e2=%.10g dc=%.10g p=",
+                 rls->theta[0] / scale[0], rls->theta[1] / scale[1],
+                 rls->theta[2] / scale[2], rls->theta[3] / scale[3],
+                 rls->lambda, rls->n, rls->err2, rls->change);
+    if (k < 0 || (size_t)k >= len) {
+        return -1;
+    }
+    off = (size_t)k;
+    for (i = 0; i < NP; i++) {
+        for (j = i; j < NP; j++) {
+            k = snprintf(buf + off, len - off, "%s%.10g",
+                         (i == 0 && j == 0) ? "" : ",", rls->p[i][j]);
+            if (k < 0 || (size_t)k >= len - off) {
+                return -1;
+            }
+            off += (size_t)k;
+        }
+    }
+    return (int)off;
+}
+
+/* Expect " key=" (the space optional at the start) and a number. */
+static int parse_num(const char **sp, const char *key, double *v)
+{
+    const char *s = *sp;
+    size_t kl = strlen(key);
+    char *end;
+
+    while (*s == ' ') {
+        s++;
+    }
+    if (strncmp(s, key, kl) != 0 || s[kl] != '=') {
+        return -1;
+    }
+    s += kl + 1;
+    *v = strtod(s, &end);
+    if (end == s || !isfinite(*v)) {
+        return -1;
+    }
+    *sp = end;
+    return 0;
+}
+
+/* P must be symmetric positive definite: Cholesky must succeed. */
+static int positive_definite(double p[NP][NP])
+{
+    double l[NP][NP];
+    int i, j, k;
+
+    for (i = 0; i < NP; i++) {
+        for (j = 0; j <= i; j++) {
+            double sum = p[i][j];
+
+            for (k = 0; k < j; k++) {
+                sum -= l[i][k] * l[j][k];
+            }
+            if (i == j) {
+                if (!(sum > 0.0)) {
+                    return 0;
+                }
+                l[i][i] = sqrt(sum);
+            }
+            else {
+                l[i][j] = sum / l[j][j];
+            }
+        }
+    }
+    return 1;
+}
+
+int qc_rls_parse(qc_rls_t *rls, const char *line)
+{
+    static const char *const keys[NP] = { "a", "b", "c", "d" };
+    qc_rls_t st;
+    const char *s = line;
+    double v;
+    char *end;
+    int i, j;
+
+    if (line == NULL || strncmp(s, "qcrls1 ", 7) != 0) {
+        return -1;
+    }
+    s += 6;
+    memset(&st, 0, sizeof(st));
+    for (i = 0; i < NP; i++) {
+        if (parse_num(&s, keys[i], &v) != 0
+            || !(fabs(v * scale[i]) <= box_hi(i))) {
+            return -1;
+        }
+        st.theta[i] = v * scale[i];
+    }
+    if (parse_num(&s, "lambda", &st.lambda) != 0
+        || !(st.lambda >= 0.9 && st.lambda <= 1.0)) {
+        return -1;
+    }
+    if (parse_num(&s, "n", &v) != 0 || v < 0.0
+        || v >= (double)ULONG_MAX || v != floor(v)) {
+        return -1;
+    }
+    st.n = (unsigned long)v;
+    if (parse_num(&s, "e2", &st.err2) != 0 || st.err2 < 0.0
+        || parse_num(&s, "dc", &st.change) != 0 || st.change < 0.0) {
+        return -1;
+    }
+    while (*s == ' ') {
+        s++;
+    }
+    if (strncmp(s, "p=", 2) != 0) {
+        return -1;
+    }
+    s += 2;
+    for (i = 0; i < NP; i++) {
+        for (j = i; j < NP; j++) {
+            if (!(i == 0 && j == 0)) {
+                if (*s != ',') {
+                    return -1;
+                }
+                s++;
+            }
+            v = strtod(s, &end);
+            if (end == s || !isfinite(v)) {
+                return -1;
+            }
+            s = end;
+            st.p[i][j] = v;
+            st.p[j][i] = v;
+        }
+    }
+    while (*s == ' ' || *s == '\n' || *s == '\r') {
+        s++;
+    }
+    if (*s != '\0' || !positive_definite(st.p)
+        || trace_of(&st) > TRACE_MAX * (1.0 + 1e-9)) {
+        return -1;
+    }
+    *rls = st;
+    return 0;
+}

@@ -1,0 +1,461 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/* Unit tests of the RLS model estimator (controller/qc_rls.c). */
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qc_rls.h"
+#include "sim_plant.h"
+
+#define assert_rel(x, y, tol) \
+    ck_assert_msg(fabs((x) - (y)) <= (tol) * fabs(y), \
+                  "%s = %.6g, expected %.6g within %.1f%%", #x, \
+                  (double)(x), (double)(y), 100.0 * (tol))
+
+/* The "true" server: a modern host, rejection about 40% of a serve. */
+#define TRUE_A 1e-4             /* s/req */
+#define TRUE_B 8e-9             /* s/B: 125 MB/s would saturate */
+#define TRUE_C 4e-5             /* s/rejection */
+#define TRUE_D 0.02             /* background */
+#define NOISE 0.02              /* relative noise on measured U */
+
+typedef struct {
+    double rs, w, rr, u;
+} sample_t;
+
+/*
+ * An exciting but realistic workload: served rate, byte rate (i.e. mean
+ * reply size) and rejected rate vary independently, as under a mix of
+ * small and large pages with admission control active part of the time.
+ */
+static sample_t next_sample(unsigned long long *rng, double a, double b,
+                            double c, double d, double noise)
+{
+    sample_t s;
+
+    s.rs = 200.0 + 2300.0 * sim_rand_unit(rng);
+    s.w = 2e6 + 3.8e7 * sim_rand_unit(rng);
+    s.rr = sim_rand_unit(rng) < 0.25 ? 0.0 : 4000.0 * sim_rand_unit(rng);
+    s.u = a * s.rs + b * s.w + c * s.rr + d;
+    s.u *= 1.0 + noise * sim_rand_noise(rng);
+    return s;
+}
+
+/* Feed n samples of the true model; the admin's seed is off by 2x. */
+static void train(qc_rls_t *rls, unsigned long long seed, int n)
+{
+    unsigned long long rng = seed;
+    int i;
+
+    qc_rls_init(rls, 2.0 * TRUE_A, 0.5 * TRUE_B, 0.25 * TRUE_C,
+                QC_RLS_LAMBDA);
+    for (i = 0; i < n; i++) {
+        sample_t s = next_sample(&rng, TRUE_A, TRUE_B, TRUE_C, TRUE_D,
+                                 NOISE);
+
+        ck_assert_int_eq(qc_rls_update(rls, s.rs, s.w, s.rr, s.u), 1);
+    }
+}
+
+START_TEST(test_recovers_model)
+{
+    qc_rls_t rls;
+    double e[3], sq[3];
+    int fails[3], k;
+    unsigned long long seed;
+
+    /* The headline seed, checked in detail. */
+    train(&rls, 12345, 50);
+    printf("rls 50 samples: a=%.4g (%.2f%%) b=%.4g (%.2f%%) "
+           "c=%.4g (%.2f%%) d=%.4f\n",
+           qc_rls_a(&rls), 100.0 * (qc_rls_a(&rls) / TRUE_A - 1.0),
+           qc_rls_b(&rls), 100.0 * (qc_rls_b(&rls) / TRUE_B - 1.0),
+           qc_rls_c(&rls), 100.0 * (qc_rls_c(&rls) / TRUE_C - 1.0),
+           qc_rls_d(&rls));
+    assert_rel(qc_rls_a(&rls), TRUE_A, 0.05);
+    assert_rel(qc_rls_b(&rls), TRUE_B, 0.05);
+    assert_rel(qc_rls_c(&rls), TRUE_C, 0.05);
+    ck_assert_msg(fabs(qc_rls_d(&rls) - TRUE_D) < 0.02, "d = %g",
+                  qc_rls_d(&rls));
+
+    /* Not a lucky seed: over 200 seeds, at least 95% recover each of a,
+     * b and c within 5% (the estimation error is random: about 2% rms
+     * for c, the least excited parameter). */
+    for (k = 0; k < 3; k++) {
+        fails[k] = 0;
+        sq[k] = 0.0;
+    }
+    for (seed = 1; seed <= 200; seed++) {
+        train(&rls, seed * 7919, 50);
+        e[0] = qc_rls_a(&rls) / TRUE_A - 1.0;
+        e[1] = qc_rls_b(&rls) / TRUE_B - 1.0;
+        e[2] = qc_rls_c(&rls) / TRUE_C - 1.0;
+        for (k = 0; k < 3; k++) {
+            sq[k] += e[k] * e[k];
+            fails[k] += fabs(e[k]) > 0.05;
+        }
+    }
+    printf("rls 50 samples, 200 seeds: rms error a %.2f%% b %.2f%% "
+           "c %.2f%%; outside 5%%: %d, %d, %d\n",
+           100.0 * sqrt(sq[0] / 200), 100.0 * sqrt(sq[1] / 200),
+           100.0 * sqrt(sq[2] / 200), fails[0], fails[1], fails[2]);
+    for (k = 0; k < 3; k++) {
+        ck_assert_int_le(fails[k], 10);
+        ck_assert(sqrt(sq[k] / 200) < 0.03);
+    }
+}
+END_TEST
+
+/* A busy server at the top of the documented magnitudes: exact data
+ * are fitted exactly (the scaling keeps P well conditioned), noisy data
+ * to the accuracy the noise allows. */
+static void fit_large(qc_rls_t *rls, double noise, int n)
+{
+    unsigned long long rng = 99;
+    int i;
+
+    qc_rls_init(rls, 5e-5, 1e-9, 2e-5, QC_RLS_LAMBDA);
+    for (i = 0; i < n; i++) {
+        double rs = 5000.0 + 15000.0 * sim_rand_unit(&rng);
+        double w = 1e7 + 1.1e8 * sim_rand_unit(&rng);
+        double rr = 20000.0 * sim_rand_unit(&rng);
+        double u = (1.2e-5 * rs + 3e-9 * w + 5e-6 * rr + 0.01)
+            * (1.0 + noise * sim_rand_noise(&rng));
+
+        ck_assert_int_eq(qc_rls_update(rls, rs, w, rr, u), 1);
+    }
+}
+
+START_TEST(test_large_magnitudes)
+{
+    qc_rls_t rls;
+
+    fit_large(&rls, 0.0, 50);
+    assert_rel(qc_rls_a(&rls), 1.2e-5, 1e-4);
+    assert_rel(qc_rls_b(&rls), 3e-9, 1e-4);
+    assert_rel(qc_rls_c(&rls), 5e-6, 1e-4);
+    ck_assert(fabs(qc_rls_d(&rls) - 0.01) < 1e-5);
+
+    fit_large(&rls, NOISE, 50);
+    printf("rls large magnitudes, 50 noisy samples: a %.2f%% b %.2f%% "
+           "c %.2f%%\n", 100.0 * (qc_rls_a(&rls) / 1.2e-5 - 1.0),
+           100.0 * (qc_rls_b(&rls) / 3e-9 - 1.0),
+           100.0 * (qc_rls_c(&rls) / 5e-6 - 1.0));
+    assert_rel(qc_rls_a(&rls), 1.2e-5, 0.05);
+    assert_rel(qc_rls_b(&rls), 3e-9, 0.05);
+    /* Rejections cost little here (0..0.1 of U against noise 0.008):
+     * c is known to about 4% (one standard error). */
+    assert_rel(qc_rls_c(&rls), 5e-6, 0.10);
+}
+END_TEST
+
+START_TEST(test_converged_flag)
+{
+    unsigned long long rng = 4242;
+    qc_rls_t rls;
+    int i, first = -1;
+
+    qc_rls_init(&rls, 2.0 * TRUE_A, 0.5 * TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    ck_assert(!qc_rls_converged(&rls));
+    for (i = 0; i < 200; i++) {
+        sample_t s = next_sample(&rng, TRUE_A, TRUE_B, TRUE_C, TRUE_D,
+                                 NOISE);
+
+        qc_rls_update(&rls, s.rs, s.w, s.rr, s.u);
+        if (i < 19) {
+            ck_assert(!qc_rls_converged(&rls));
+        }
+        if (first < 0 && qc_rls_converged(&rls)) {
+            first = i + 1;
+        }
+    }
+    printf("rls converged flag set after %d samples\n", first);
+    ck_assert_int_gt(first, 0);
+    ck_assert_int_le(first, 60);
+    ck_assert(qc_rls_converged(&rls));
+
+    /* Replies of one size: W = 20 kB * R, a and b cannot be told apart,
+     * and the estimator must not claim otherwise. */
+    qc_rls_init(&rls, 2.0 * TRUE_A, 0.5 * TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    for (i = 0; i < 500; i++) {
+        double rs = 200.0 + 2300.0 * sim_rand_unit(&rng);
+        double w = 20000.0 * rs;
+        double u = (TRUE_A * rs + TRUE_B * w + TRUE_D)
+            * (1.0 + NOISE * sim_rand_noise(&rng));
+
+        qc_rls_update(&rls, rs, w, 0.0, u);
+        ck_assert(!qc_rls_converged(&rls));
+    }
+    /* ...yet it predicts well along the direction it did see. */
+    assert_rel(qc_rls_predict(&rls, 1000.0, 2e7, 0.0),
+               TRUE_A * 1000.0 + TRUE_B * 2e7 + TRUE_D, 0.03);
+}
+END_TEST
+
+/* The server changes (twice as slow per request): forgetting lets the
+ * estimate follow.  With a memory of 50 samples, old data weigh under
+ * 5% after ln(0.05) / ln(0.98) = 148 samples. */
+START_TEST(test_tracks_change)
+{
+    unsigned long long rng = 606;
+    qc_rls_t rls;
+    int i, n_track = -1;
+
+    train(&rls, 17, 100);
+    for (i = 0; i < 400; i++) {
+        sample_t s = next_sample(&rng, 2.0 * TRUE_A, TRUE_B, TRUE_C,
+                                 TRUE_D, NOISE);
+
+        qc_rls_update(&rls, s.rs, s.w, s.rr, s.u);
+        if (n_track < 0 && fabs(qc_rls_a(&rls) / (2.0 * TRUE_A) - 1.0)
+            < 0.05) {
+            n_track = i + 1;
+        }
+    }
+    printf("rls after a doubled: within 5%% after %d samples\n", n_track);
+    ck_assert_int_gt(n_track, 0);
+    ck_assert_int_le(n_track, 200);
+    assert_rel(qc_rls_a(&rls), 2.0 * TRUE_A, 0.05);
+    assert_rel(qc_rls_b(&rls), TRUE_B, 0.05);
+}
+END_TEST
+
+/* Constant load for hours: no covariance wind-up, no drift. */
+START_TEST(test_constant_input_bounded)
+{
+    unsigned long long rng = 777;
+    qc_rls_t rls;
+    double tr0, a0, b0, c0, tr_max = 0.0, u_op;
+    int i, j;
+
+    train(&rls, 2024, 100);
+    tr0 = qc_rls_trace(&rls);
+    a0 = qc_rls_a(&rls);
+    b0 = qc_rls_b(&rls);
+    c0 = qc_rls_c(&rls);
+    u_op = TRUE_A * 1500.0 + TRUE_B * 2e7 + TRUE_D;
+    for (i = 0; i < 20000; i++) {
+        double u = u_op * (1.0 + NOISE * sim_rand_noise(&rng));
+
+        ck_assert_int_eq(qc_rls_update(&rls, 1500.0, 2e7, 0.0, u), 1);
+        tr_max = fmax(tr_max, qc_rls_trace(&rls));
+        for (j = 0; j < QC_RLS_NP; j++) {
+            ck_assert(isfinite(rls.theta[j]));
+            ck_assert(rls.p[j][j] > 0.0);
+        }
+    }
+    printf("rls constant input: trace(P) %.3g after training, max %.3g "
+           "over 20000 constant samples\n", tr0, tr_max);
+    /* The covariance does not grow (exponential forgetting would have
+     * multiplied it by 0.98^-20000 in the unexcited directions). */
+    ck_assert_msg(tr_max <= tr0 * 1.5, "trace grew to %g from %g", tr_max,
+                  tr0);
+    /* What the data never contradicted is kept. */
+    assert_rel(qc_rls_a(&rls), a0, 0.10);
+    assert_rel(qc_rls_b(&rls), b0, 0.10);
+    assert_rel(qc_rls_c(&rls), c0, 0.10);
+    assert_rel(qc_rls_predict(&rls, 1500.0, 2e7, 0.0), u_op, 0.02);
+
+    /* From a fresh start, too (large P, no excitation at all). */
+    qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    tr0 = qc_rls_trace(&rls);
+    for (i = 0; i < 20000; i++) {
+        double u = u_op * (1.0 + NOISE * sim_rand_noise(&rng));
+
+        qc_rls_update(&rls, 1500.0, 2e7, 0.0, u);
+        ck_assert(qc_rls_trace(&rls) <= tr0 * (1.0 + 1e-9));
+    }
+    ck_assert(qc_rls_a(&rls) >= 0.0 && qc_rls_a(&rls) <= QC_RLS_A_MAX);
+    ck_assert(qc_rls_b(&rls) >= 0.0 && qc_rls_b(&rls) <= QC_RLS_B_MAX);
+    ck_assert(fabs(qc_rls_d(&rls)) <= QC_RLS_D_MAX);
+    assert_rel(qc_rls_predict(&rls, 1500.0, 2e7, 0.0), u_op, 0.02);
+}
+END_TEST
+
+/* An idle server (all inputs zero, some background U) changes nothing. */
+START_TEST(test_idle_input)
+{
+    qc_rls_t rls, before;
+    int i;
+
+    train(&rls, 31337, 60);
+    before = rls;
+    for (i = 0; i < 5000; i++) {
+        ck_assert_int_eq(qc_rls_update(&rls, 0.0, 0.0, 0.0, 0.0), 0);
+        ck_assert_int_eq(qc_rls_update(&rls, 0.0, 0.0, 0.0, 0.03), 0);
+        ck_assert_int_eq(qc_rls_update(&rls, 0.2, 300.0, 0.1, 0.05), 0);
+    }
+    ck_assert(memcmp(&rls, &before, sizeof(rls)) == 0);
+
+    /* A saturated measurement is not linear in the load: skipped. */
+    ck_assert_int_eq(qc_rls_update(&rls, 5000.0, 1e8, 0.0, 1.0), 0);
+    ck_assert(memcmp(&rls, &before, sizeof(rls)) == 0);
+}
+END_TEST
+
+START_TEST(test_invalid_input)
+{
+    qc_rls_t rls, before;
+
+    train(&rls, 5, 30);
+    before = rls;
+    ck_assert_int_eq(qc_rls_update(&rls, -1.0, 1e6, 0.0, 0.3), -1);
+    ck_assert_int_eq(qc_rls_update(&rls, 100.0, NAN, 0.0, 0.3), -1);
+    ck_assert_int_eq(qc_rls_update(&rls, 100.0, 1e6, INFINITY, 0.3), -1);
+    ck_assert_int_eq(qc_rls_update(&rls, 100.0, 1e6, 0.0, -0.1), -1);
+    ck_assert(memcmp(&rls, &before, sizeof(rls)) == 0);
+}
+END_TEST
+
+START_TEST(test_clamping)
+{
+    unsigned long long rng = 8;
+    qc_rls_t rls;
+    int i;
+
+    /* Seeds outside the physical ranges are clamped. */
+    qc_rls_init(&rls, -1.0, 1.0, 5.0, 0.5);
+    ck_assert(qc_rls_a(&rls) == 0.0);
+    ck_assert(qc_rls_b(&rls) == QC_RLS_B_MAX);
+    ck_assert(qc_rls_c(&rls) == QC_RLS_C_MAX);
+    ck_assert(qc_rls_d(&rls) == 0.0);
+    ck_assert(rls.lambda == QC_RLS_LAMBDA);
+
+    /* Data that "say" bytes are free and traffic lowers the load: the
+     * estimates stay physical. */
+    qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    for (i = 0; i < 500; i++) {
+        double rs = 100.0 + 900.0 * sim_rand_unit(&rng);
+        double w = 1e6 + 5e7 * sim_rand_unit(&rng);
+        double rr = 1000.0 * sim_rand_unit(&rng);
+        double u = 0.6 - 1e-4 * rs - 5e-9 * w - 1e-4 * rr;
+
+        qc_rls_update(&rls, rs, w, rr, u > 0.0 ? u : 0.0);
+        ck_assert(qc_rls_a(&rls) >= 0.0);
+        ck_assert(qc_rls_b(&rls) >= 0.0);
+        ck_assert(qc_rls_c(&rls) >= 0.0);
+        ck_assert(fabs(qc_rls_d(&rls)) <= QC_RLS_D_MAX);
+    }
+    ck_assert(qc_rls_a(&rls) == 0.0);
+    ck_assert(qc_rls_b(&rls) == 0.0);
+
+    /* Absurdly expensive requests: a stops at its maximum. */
+    qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    for (i = 0; i < 200; i++) {
+        double rs = 0.01 + 0.5 * sim_rand_unit(&rng);
+
+        ck_assert_int_eq(qc_rls_update(&rls, rs, 2000.0, 0.0, 0.9), 1);
+        ck_assert(qc_rls_a(&rls) <= QC_RLS_A_MAX);
+    }
+}
+END_TEST
+
+START_TEST(test_format_parse)
+{
+    unsigned long long rng = 55;
+    char line[QC_RLS_LINE_MAX], line2[QC_RLS_LINE_MAX + 16];
+    qc_rls_t rls, back, before;
+    int len, i, j;
+
+    train(&rls, 77, 80);
+    len = qc_rls_format(&rls, line, sizeof(line));
+    ck_assert_int_gt(len, 0);
+    ck_assert_int_eq(len, (int)strlen(line));
+    ck_assert(strchr(line, '\n') == NULL);
+    printf("rls state line (%d chars): %s\n", len, line);
+
+    memset(&back, 0, sizeof(back));
+    ck_assert_int_eq(qc_rls_parse(&back, line), 0);
+    assert_rel(qc_rls_a(&back), qc_rls_a(&rls), 1e-9);
+    assert_rel(qc_rls_b(&back), qc_rls_b(&rls), 1e-9);
+    assert_rel(qc_rls_c(&back), qc_rls_c(&rls), 1e-9);
+    ck_assert(fabs(qc_rls_d(&back) - qc_rls_d(&rls)) < 1e-9);
+    ck_assert(back.n == rls.n && back.lambda == rls.lambda);
+    ck_assert(qc_rls_converged(&back) == qc_rls_converged(&rls));
+    for (i = 0; i < QC_RLS_NP; i++) {
+        for (j = 0; j < QC_RLS_NP; j++) {
+            ck_assert(fabs(back.p[i][j] - rls.p[i][j])
+                      <= 1e-9 * fabs(rls.p[i][j]) + 1e-300);
+        }
+    }
+    ck_assert_int_gt(qc_rls_format(&back, line2, sizeof(line2)), 0);
+    ck_assert_str_eq(line, line2);
+
+    /* Restarted from the line, it carries on like the original. */
+    for (i = 0; i < 100; i++) {
+        sample_t s = next_sample(&rng, TRUE_A, TRUE_B, TRUE_C, TRUE_D,
+                                 NOISE);
+
+        qc_rls_update(&rls, s.rs, s.w, s.rr, s.u);
+        qc_rls_update(&back, s.rs, s.w, s.rr, s.u);
+    }
+    assert_rel(qc_rls_a(&back), qc_rls_a(&rls), 1e-6);
+    assert_rel(qc_rls_b(&back), qc_rls_b(&rls), 1e-6);
+
+    /* Too small a buffer. */
+    ck_assert_int_eq(qc_rls_format(&rls, line2, 20), -1);
+
+    /* Bad lines are refused and leave the state alone. */
+    before = back;
+    ck_assert_int_eq(qc_rls_parse(&back, ""), -1);
+    ck_assert_int_eq(qc_rls_parse(&back, "garbage"), -1);
+    ck_assert_int_eq(qc_rls_parse(&back, "qcrls2 a=1"), -1);
+    line2[0] = '\0';
+    strncat(line2, line, (size_t)len / 2);
+    ck_assert_int_eq(qc_rls_parse(&back, line2), -1);
+    snprintf(line2, sizeof(line2), "%s,1", line);
+    ck_assert_int_eq(qc_rls_parse(&back, line2), -1);
+    ck_assert_int_eq(qc_rls_parse(&back, "qcrls1 a=5 b=1e-9 c=1e-5 "
+                                  "d=0 lambda=0.98 n=1 e2=1 dc=1 "
+                                  "p=1,0,0,0,1,0,0,1,0,1"), -1);
+    ck_assert_int_eq(qc_rls_parse(&back, "qcrls1 a=1e-4 b=1e-9 c=1e-5 "
+                                  "d=0 lambda=0.98 n=1 e2=1 dc=1 "
+                                  "p=1,0,0,0,1,0,0,1,0,nan"), -1);
+    /* Not positive definite. */
+    ck_assert_int_eq(qc_rls_parse(&back, "qcrls1 a=1e-4 b=1e-9 c=1e-5 "
+                                  "d=0 lambda=0.98 n=1 e2=1 dc=1 "
+                                  "p=1,2,0,0,1,0,0,1,0,1"), -1);
+    ck_assert(memcmp(&back, &before, sizeof(back)) == 0);
+    /* A hand-written line is fine. */
+    ck_assert_int_eq(qc_rls_parse(&back, "qcrls1 a=1e-4 b=1e-9 c=1e-5 "
+                                  "d=0 lambda=0.98 n=1 e2=1 dc=1 "
+                                  "p=1,0,0,0,1,0,0,1,0,1\n"), 0);
+    assert_rel(qc_rls_a(&back), 1e-4, 1e-12);
+    assert_rel(qc_rls_b(&back), 1e-9, 1e-12);
+}
+END_TEST
+
+static Suite *rls_suite(void)
+{
+    Suite *s = suite_create("qc_rls");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_recovers_model);
+    tcase_add_test(tc, test_large_magnitudes);
+    tcase_add_test(tc, test_converged_flag);
+    tcase_add_test(tc, test_tracks_change);
+    tcase_add_test(tc, test_constant_input_bounded);
+    tcase_add_test(tc, test_idle_input);
+    tcase_add_test(tc, test_invalid_input);
+    tcase_add_test(tc, test_clamping);
+    tcase_add_test(tc, test_format_parse);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(rls_suite());
+    int failed;
+
+    /* Keep the printed measurements in order with check's output. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
