@@ -47,7 +47,7 @@ static int qc_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         apr_atomic_set64(&qc_rt.shm->b_bits, qc_dbits(g->model_b));
         apr_atomic_set64(&qc_rt.shm->c_bits, qc_dbits(g->model_c));
     }
-    return OK;
+    return qc_supervise(pconf, s);
 }
 
 static void qc_register_hooks(apr_pool_t *p)

@@ -121,6 +121,9 @@ int qc_decide(request_rec *r);
 int qc_map(request_rec *r);
 int qc_log(request_rec *r);
 
+/* qc_supervise.c: start the controller process and keep it running */
+int qc_supervise(apr_pool_t *pconf, server_rec *s);
+
 /* qc_status.c */
 int qc_status_handler(request_rec *r);
 int qc_status_hook(request_rec *r, int flags);

@@ -1,0 +1,418 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apr_atomic.h"
+#include "apr_time.h"
+
+#include "qc_controller.h"
+
+/* Weight of the newest period in a tree's mean reply size. */
+#define QC_XBAR_ALPHA 0.3
+
+static qc_ctl_class_t *qc_cls(qc_ctl_t *ctl, unsigned i, int k)
+{
+    return &ctl->cls[i * QC_NCLASSES + k];
+}
+
+static void qc_read_counts(qc_class_shm_t *cs, unsigned levels,
+                           qc_ctl_counts_t *c)
+{
+    unsigned k;
+
+    c->arrived = apr_atomic_read64(&cs->arrived);
+    c->rejected = apr_atomic_read64(&cs->rejected);
+    c->responses = apr_atomic_read64(&cs->responses);
+    c->bytes = apr_atomic_read64(&cs->bytes);
+    for (k = 1; k <= levels; k++) {
+        c->lresp[k] = apr_atomic_read64(&cs->level_responses[k]);
+        c->lbytes[k] = apr_atomic_read64(&cs->level_bytes[k]);
+    }
+}
+
+/* Counters only grow; a smaller value means a new segment: no rate. */
+static double qc_rate(apr_uint64_t now, apr_uint64_t prev, double dt)
+{
+    return now >= prev && dt > 0.0 ? (double)(now - prev) / dt : 0.0;
+}
+
+static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
+                           unsigned levels, double dt)
+{
+    qc_ctl_counts_t now;
+    unsigned k;
+
+    qc_read_counts(cs, levels, &now);
+    cl->r = qc_rate(now.arrived, cl->prev.arrived, dt);
+    cl->r_rej = qc_rate(now.rejected, cl->prev.rejected, dt);
+    cl->r_served = qc_rate(now.responses, cl->prev.responses, dt);
+    cl->w = qc_rate(now.bytes, cl->prev.bytes, dt);
+    for (k = 1; k <= levels; k++) {
+        if (now.lresp[k] > cl->prev.lresp[k]
+            && now.lbytes[k] >= cl->prev.lbytes[k]) {
+            double x = (double)(now.lbytes[k] - cl->prev.lbytes[k])
+                       / (double)(now.lresp[k] - cl->prev.lresp[k]);
+            double *xb = &cl->xbar[k - 1];
+
+            *xb = *xb > 0.0 ? *xb + QC_XBAR_ALPHA * (x - *xb) : x;
+        }
+    }
+    cl->prev = now;
+}
+
+/*
+ * dU/dm of one class at level m: the slope of the utilization each tree
+ * would cause (level 0 costs c per rejection).  A tree whose reply size
+ * is not known yet counts as empty, which overstates the slope above
+ * it: a lower loop gain, never an unstable one.
+ */
+static double qc_class_gain(const qc_model_t *mod, const qc_ctl_class_t *cl,
+                            unsigned levels, double m)
+{
+    double u[QC_MAX_TREES + 1];
+
+    qc_pi_level_utils(mod->a, mod->b, mod->c, cl->r, cl->xbar, levels, u);
+    return qc_pi_process_gain(u, levels, m);
+}
+
+static double qc_level_in_shm(const qc_class_shm_t *cs)
+{
+    return qc_level_from_fx(apr_atomic_read32(
+                                (volatile apr_uint32_t *)&cs->level_fx));
+}
+
+void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
+{
+    qc_shm_t *q = cfg->shm;
+    unsigned i;
+    int k;
+
+    memset(ctl, 0, sizeof(*ctl));
+    ctl->cfg = cfg;
+    ctl->cls = apr_pcalloc(p, sizeof(qc_ctl_class_t) * cfg->nvs
+                              * QC_NCLASSES + 1);
+    /* A controller restarted after a crash resumes its predecessor's
+     * estimates; a state file, when given, holds the full RLS state. */
+    if (apr_atomic_read64(&q->periods)) {
+        qc_rls_init(&ctl->rls, qc_bitsd(apr_atomic_read64(&q->a_bits)),
+                    qc_bitsd(apr_atomic_read64(&q->b_bits)),
+                    qc_bitsd(apr_atomic_read64(&q->c_bits)), 0.98);
+    }
+    else {
+        qc_rls_init(&ctl->rls, cfg->a0, cfg->b0, cfg->c0, 0.98);
+    }
+    if (cfg->state_fd >= 0) {
+        char line[QC_RLS_LINE_MAX];
+        ssize_t n = pread(cfg->state_fd, line, sizeof(line) - 1, 0);
+
+        if (n > 0) {
+            qc_rls_t saved;
+
+            line[n] = '\0';
+            if (qc_rls_parse(&saved, line) == 0) {
+                ctl->rls = saved;
+            }
+        }
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            qc_class_shm_t *cs = &vs->slot->cls[k];
+
+            cl->m_applied = qc_level_in_shm(cs);
+            qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+            qc_read_counts(cs, vs->levels, &cl->prev);
+        }
+    }
+    qc_pi_init(&ctl->be, 1.0, apr_atomic_read64(&q->periods)
+               ? qc_bitsd(apr_atomic_read64(&q->m_best_effort_bits)) : 1.0);
+    ctl->u_measured = -1.0;
+}
+
+static void qc_update_model(qc_ctl_t *ctl, double u_measured)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double served = 0.0, w = 0.0, rej = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            served += cl->r_served;
+            w += cl->w;
+            rej += cl->r_rej;
+        }
+    }
+    if (u_measured >= 0.0) {
+        qc_rls_update(&ctl->rls, served, w, rej, u_measured);
+    }
+    ctl->model.a = qc_rls_a(&ctl->rls);
+    ctl->model.b = qc_rls_b(&ctl->rls);
+    ctl->model.c = qc_rls_c(&ctl->rls);
+    ctl->model.d = qc_rls_d(&ctl->rls);
+}
+
+/* Premium gets the guarantee less the cost of rejecting basic; basic
+ * gets what premium leaves (paper §5.2).  Returns their utilization. */
+static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
+{
+    const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
+    qc_ctl_class_t *prem = qc_cls(ctl, i, QC_CLASS_PREMIUM);
+    qc_ctl_class_t *basic = qc_cls(ctl, i, QC_CLASS_BASIC);
+    double ustar = qc_target_guarantee(&ctl->model, vs->rmax, vs->wmax);
+
+    prem->u_target = qc_target_premium(&ctl->model, ustar, basic->r);
+    basic->u_target = qc_target_basic(ustar, prem->u);
+    return prem->u + basic->u;
+}
+
+/*
+ * The best-effort loop holds everything not covered by a guarantee at
+ * the bound less the guaranteed traffic (§5.3).  Its output is a
+ * fraction of each host's range; its process gain sums the classes it
+ * drives, each scaled by that host's M.
+ */
+static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be);
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        if (vs->fixed) {
+            continue;
+        }
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double m = m_b * vs->levels;
+
+            if (vs->guaranteed && qc_pi_output(&cl->pi) >= m) {
+                continue;       /* its own loop is in force */
+            }
+            if (!vs->guaranteed) {
+                u += cl->u;
+            }
+            gain += vs->levels * qc_class_gain(&ctl->model, cl, vs->levels,
+                                               m);
+        }
+    }
+    ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
+                                           u_guaranteed);
+    ctl->be_u = u;
+    if (gain <= 0.0) {
+        gain = 1e-3;
+    }
+    return qc_pi_step(&ctl->be, ctl->be_target, u, gain, cfg->period,
+                      cfg->gain_margin, QC_PI_APPLIED_OWN);
+}
+
+static void qc_publish_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
+                             unsigned levels)
+{
+    apr_atomic_set32(&cs->level_fx, qc_level_to_fx(cl->m_applied, levels));
+    apr_atomic_set64(&cs->r_bits, qc_dbits(cl->r));
+    apr_atomic_set64(&cs->r_rej_bits, qc_dbits(cl->r_rej));
+    apr_atomic_set64(&cs->w_bits, qc_dbits(cl->w));
+    apr_atomic_set64(&cs->u_bits, qc_dbits(cl->u));
+    apr_atomic_set64(&cs->u_target_bits, qc_dbits(cl->u_target));
+    apr_atomic_set64(&cs->m_own_bits, qc_dbits(qc_pi_output(&cl->pi)));
+}
+
+static void qc_publish_global(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    qc_shm_t *q = ctl->cfg->shm;
+
+    apr_atomic_set64(&q->a_bits, qc_dbits(ctl->model.a));
+    apr_atomic_set64(&q->b_bits, qc_dbits(ctl->model.b));
+    apr_atomic_set64(&q->c_bits, qc_dbits(ctl->model.c));
+    apr_atomic_set64(&q->d_bits, qc_dbits(ctl->model.d));
+    apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
+    apr_atomic_set64(&q->m_best_effort_bits,
+                     qc_dbits(qc_pi_output(&ctl->be)));
+    apr_atomic_set64(&q->u_best_effort_target_bits,
+                     qc_dbits(ctl->be_target));
+    apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
+    apr_atomic_inc64(&q->periods);
+    /* Last, so a request that sees the heartbeat sees fresh levels. */
+    apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);
+    apr_atomic_set32(&q->fail_open_logged, 0);
+}
+
+/* One write per period keeps lines of concurrent readers whole. */
+static void qc_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    static const char *const names[QC_NCLASSES] = { "premium", "basic" };
+    char buf[8192];
+    size_t len = 0;
+    unsigned i;
+    int k;
+
+    if (cfg->log_fd < 0) {
+        return;
+    }
+    if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
+        len += snprintf(buf, sizeof(buf), "time\tvserver\tclass\tR\tR_rej\t"
+                        "W\tU_model\tU_target\tm\tU_measured\ta\tb\tc\n");
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES && len < sizeof(buf) - 256; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            len += snprintf(buf + len, sizeof(buf) - len,
+                            "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t%.5f\t"
+                            "%.4f\t%.5f\t%.4g\t%.4g\t%.4g\n",
+                            now_us / 1e6, cfg->vs[i].name, names[k], cl->r,
+                            cl->r_rej, cl->w, cl->u, cl->u_target,
+                            cl->m_applied, ctl->u_measured, ctl->model.a,
+                            ctl->model.b, ctl->model.c);
+        }
+    }
+    if (write(cfg->log_fd, buf, len) < 0) {
+        /* Nothing to tell: a full disk must not stop control. */
+    }
+}
+
+static void qc_save_state(qc_ctl_t *ctl)
+{
+    char line[QC_RLS_LINE_MAX];
+    int fd = ctl->cfg->state_fd;
+    int n;
+
+    if (fd < 0 || ctl->periods % QC_CTL_STATE_EVERY
+        || !qc_rls_converged(&ctl->rls)) {
+        return;
+    }
+    n = qc_rls_format(&ctl->rls, line, sizeof(line));
+    if (n > 0 && pwrite(fd, line, (size_t)n, 0) == n) {
+        if (ftruncate(fd, n) != 0) {
+            /* the next write tries again */
+        }
+    }
+}
+
+void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
+                 apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u_guaranteed = 0.0, m_b;
+    unsigned i;
+    int k;
+
+    ctl->u_measured = u_measured;
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_sense_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
+                           cfg->vs[i].levels, dt);
+        }
+    }
+    qc_update_model(ctl, u_measured);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            cl->u = qc_model_util(&ctl->model, cl->r_served, cl->w,
+                                  cl->r_rej);
+        }
+        if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
+            u_guaranteed += qc_guaranteed_targets(ctl, i);
+        }
+    }
+    m_b = qc_best_effort(ctl, u_guaranteed);
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (vs->fixed) {
+                cl->m_applied = qc_pi_output(&cl->pi);
+            }
+            else if (vs->guaranteed) {
+                double own = qc_pi_output(&cl->pi);
+                double p = qc_class_gain(&ctl->model, cl, vs->levels, own);
+                double applied = cl->m_applied > own + 1e-9
+                                 ? cl->m_applied : QC_PI_APPLIED_OWN;
+
+                own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
+                                 cfg->period, cfg->gain_margin, applied);
+                cl->m_applied = qc_share_level(own, m_b, vs->levels);
+            }
+            else {
+                cl->u_target = ctl->be_target;
+                cl->m_applied = m_b * vs->levels;
+                qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+            }
+            if (!vs->fixed) {
+                qc_publish_class(cl, &vs->slot->cls[k], vs->levels);
+            }
+        }
+    }
+    ctl->periods++;
+    qc_log_period(ctl, now_us);
+    qc_save_state(ctl);
+    qc_publish_global(ctl, now_us);
+}
+
+static double qc_mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double qc_cpu_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
+{
+    qc_ctl_config_t *cfg = ctl->cfg;
+    double last = qc_mono(), next = last;
+
+    qc_sensors_max(cfg->sensors, cfg->nsensors, last);    /* prime */
+    while (!*stop) {
+        struct timespec ts;
+        double now, cpu0;
+
+        next += cfg->period;
+        ts.tv_sec = (time_t)next;
+        ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+        if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
+            == EINTR || *stop) {
+            continue;
+        }
+        if (getppid() != parent) {
+            return 0;           /* httpd is gone; so are we */
+        }
+        cpu0 = qc_cpu_seconds();
+        now = qc_mono();
+        qc_ctl_step(ctl, now - last,
+                    qc_sensors_max(cfg->sensors, cfg->nsensors, now),
+                    apr_time_now());
+        last = now;
+        apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
+                         ((qc_cpu_seconds() - cpu0) * 1e9));
+        if (now - next > cfg->period) {
+            next = now;         /* overslept (suspend, overload): resync */
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,105 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The controller process's work (paper §4-§6), free of httpd: every
+ * period it turns the shared counters into rates, learns the model, runs
+ * one PI loop per (guaranteed virtual server, class) plus one for best
+ * effort, and publishes the levels the request path applies.  The
+ * module builds a qc_ctl_config_t, forks, and calls qc_ctl_run(); tests
+ * call qc_ctl_step() directly on a segment in ordinary memory.
+ */
+
+#ifndef QC_CONTROLLER_H
+#define QC_CONTROLLER_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "apr_pools.h"
+#include "qc_shm.h"
+#include "qc_rls.h"
+#include "qc_pi.h"
+#include "qc_targets.h"
+#include "qc_sensors.h"
+
+#define QC_CTL_MAX_SENSORS 8
+
+/* Periods between writes of a converged model to the state file. */
+#define QC_CTL_STATE_EVERY 10
+
+typedef struct {
+    const char *name;           /* "host:port" */
+    qc_slot_t *slot;
+    unsigned levels;            /* M */
+    int guaranteed;
+    double rmax;                /* req/s */
+    double wmax;                /* bytes/s */
+    int fixed;                  /* pinned by QosCtlFixedLevel: no loop */
+} qc_ctl_vs_t;
+
+typedef struct {
+    double bound;
+    double period;              /* T, seconds */
+    double gain_margin;         /* G */
+    double a0, b0, c0;          /* initial model: s/req, s/B, s/req */
+    qc_shm_t *shm;
+    qc_ctl_vs_t *vs;
+    unsigned nvs;
+    qc_sensor_t sensors[QC_CTL_MAX_SENSORS];
+    unsigned nsensors;
+    int log_fd;                 /* QosCtlLog, -1 for none */
+    int state_fd;               /* QosCtlStateFile, -1 for none */
+} qc_ctl_config_t;
+
+typedef struct {
+    apr_uint64_t arrived, rejected, responses, bytes;
+    apr_uint64_t lresp[QC_MAX_TREES + 1];
+    apr_uint64_t lbytes[QC_MAX_TREES + 1];
+} qc_ctl_counts_t;
+
+typedef struct {
+    qc_pi_t pi;
+    qc_ctl_counts_t prev;
+    double xbar[QC_MAX_TREES];  /* mean reply bytes of tree k + 1, 0 unknown */
+    double r;                   /* arrivals/s, rejected included */
+    double r_rej;
+    double r_served;
+    double w;                   /* bytes/s */
+    double u;                   /* model utilization of this class */
+    double u_target;
+    double m_applied;           /* level the actuator applies */
+} qc_ctl_class_t;
+
+typedef struct {
+    qc_ctl_config_t *cfg;
+    qc_rls_t rls;
+    qc_model_t model;
+    qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
+    qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
+    double be_target;
+    double be_u;
+    double u_measured;          /* < 0 when no sensor could be read */
+    unsigned long periods;
+} qc_ctl_t;
+
+/*
+ * Start from the state file's model if it holds one, else from the
+ * initial model; levels start where the segment has them, so a
+ * restarted controller picks up where its predecessor stopped.
+ */
+void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
+
+/*
+ * One period: dt seconds since the last, u_measured the sensors'
+ * reading (< 0: unknown), now_us the wall clock (the heartbeat).
+ */
+void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
+                 apr_int64_t now_us);
+
+/*
+ * Run periods until *stop is set or the parent (pid) is gone.  Returns
+ * 0 on a clean stop.
+ */
+int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent);
+
+#endif /* QC_CONTROLLER_H */

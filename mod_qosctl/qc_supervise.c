@@ -1,0 +1,291 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The controller process's life, after mod_cgid's daemon: forked from
+ * the httpd parent in post_config (not in the pre-config pass of start-
+ * up), registered as an "other child" so that the MPM tells us when it
+ * dies and we start another unless httpd is stopping, and noted as a
+ * subprocess of pconf so that a restart or stop kills it; a graceful
+ * restart thus starts a fresh controller with the new configuration.
+ * The child closes the listeners, drops to User/Group, and exits when
+ * it is told to or when its parent is gone.
+ *
+ * That child only supervises: it forks the controller proper and starts
+ * another the moment waitpid() says it died, because the MPM looks at
+ * its other children once a second, too slowly for a 0.25 s period.
+ * While no controller runs, the request path fails open on its own.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "httpd.h"
+#include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
+#include "ap_listen.h"
+#include "ap_mpm.h"
+#include "mpm_common.h"
+#include "apr_strings.h"
+
+#include "mod_qosctl.h"
+#include "qc_controller.h"
+
+APLOG_USE_MODULE(qosctl);
+
+static apr_pool_t *qc_sup_pool;         /* pconf of this generation */
+static server_rec *qc_sup_server;
+static volatile sig_atomic_t qc_ctl_stop;
+
+static void qc_ctl_on_signal(int sig)
+{
+    qc_ctl_stop = 1;
+}
+
+/* Open as root, before privileges go, so User need not own the paths. */
+static int qc_open(server_rec *s, const char *path, int flags,
+                   const char *what)
+{
+    int fd;
+
+    if (!path) {
+        return -1;
+    }
+    fd = open(path, flags | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
+                     "QosCtl: cannot open %s %s; going on without it",
+                     what, path);
+    }
+    return fd;
+}
+
+static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
+                           qc_ctl_config_t *cfg)
+{
+    static unsigned char cpus[QC_SENSOR_MAX_CPUS];
+    int i;
+
+    for (i = 0; i < g->resources->nelts && i < QC_CTL_MAX_SENSORS; i++) {
+        const qc_resource_t *r = &APR_ARRAY_IDX(g->resources, i,
+                                                qc_resource_t);
+        qc_sensor_t *sn = &cfg->sensors[cfg->nsensors];
+        int rc;
+
+        if (r->kind == QC_RESOURCE_CPU) {
+            rc = qc_sensor_affinity(cpus) == 0
+                 ? qc_sensor_cpu_init(sn, "/proc/stat", cpus)
+                 : qc_sensor_cpu_init(sn, "/proc/stat", NULL);
+        }
+        else {
+            rc = qc_sensor_link_init(sn, "/sys/class/net", r->ifname,
+                                     r->bits_per_s);
+        }
+        if (rc == 0) {
+            cfg->nsensors++;
+        }
+    }
+    if (g->resources->nelts == 0) {
+        /* No QosCtlResource: the CPUs httpd runs on. */
+        qc_sensor_affinity(cpus);
+        qc_sensor_cpu_init(&cfg->sensors[0], "/proc/stat", cpus);
+        cfg->nsensors = 1;
+    }
+}
+
+static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
+{
+    const qc_server_conf *g = qc_rt.main;
+    qc_ctl_config_t *cfg = apr_pcalloc(p, sizeof(*cfg));
+    int i;
+
+    cfg->bound = g->bound;
+    cfg->period = g->period;
+    cfg->gain_margin = g->gain_margin;
+    cfg->a0 = g->model_a;
+    cfg->b0 = g->model_b;
+    cfg->c0 = g->model_c;
+    cfg->shm = qc_rt.shm;
+    cfg->nvs = qc_rt.servers->nelts;
+    cfg->vs = apr_pcalloc(p, sizeof(qc_ctl_vs_t) * (cfg->nvs + 1));
+    for (i = 0; i < qc_rt.servers->nelts; i++) {
+        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                qc_server_conf *);
+        qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        vs->name = c->key;
+        vs->slot = c->slot;
+        vs->levels = c->levels;
+        vs->guaranteed = c->guaranteed;
+        vs->rmax = c->rmax;
+        vs->wmax = c->wmax;
+        vs->fixed = c->fixed_set;
+    }
+    qc_add_sensors(s, g, cfg);
+    return cfg;
+}
+
+static void qc_ctl_signals(void)
+{
+    struct sigaction sa;
+    sigset_t none;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = qc_ctl_on_signal;       /* no SA_RESTART: wake up */
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGPIPE, &sa, NULL);
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &sa, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The controller proper; never returns. */
+static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
+                          qc_ctl_config_t *cfg, pid_t supervisor)
+{
+    qc_ctl_t ctl;
+
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != supervisor) {
+        _exit(0);
+    }
+    qc_ctl_init(&ctl, cfg, p);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: controller %ld "
+                 "started, period %d ms, %u virtual servers, %u sensors",
+                 (long)getpid(), (int)(cfg->period * 1000), cfg->nvs,
+                 cfg->nsensors);
+    qc_ctl_run(&ctl, &qc_ctl_stop, supervisor);
+    _exit(0);
+}
+
+/* The supervisor: restarts the controller at once; never returns. */
+static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
+{
+    qc_ctl_config_t *cfg;
+    pid_t self = getpid();
+
+    qc_ctl_signals();
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) {
+        _exit(0);
+    }
+    ap_close_listeners();
+    cfg = qc_ctl_config(p, s);
+    cfg->log_fd = qc_open(s, qc_rt.main->log_path, O_WRONLY | O_APPEND,
+                          "QosCtlLog");
+    cfg->state_fd = qc_open(s, qc_rt.main->state_path, O_RDWR,
+                            "QosCtlStateFile");
+    if (ap_run_drop_privileges(p, s) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+                     "QosCtl: controller could not drop privileges");
+        _exit(1);
+    }
+    while (!qc_ctl_stop && getppid() == parent) {
+        apr_time_t born = apr_time_now();
+        pid_t pid = fork();
+        int status = 0;
+
+        if (pid == 0) {
+            qc_ctl_worker(p, s, cfg, self);
+        }
+        if (pid < 0) {
+            apr_sleep(apr_time_from_sec(1));
+            continue;
+        }
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            if (qc_ctl_stop) {
+                kill(pid, SIGTERM);
+            }
+        }
+        if (qc_ctl_stop) {
+            break;
+        }
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QosCtl: controller "
+                     "%ld ended (status %d); starting another", (long)pid,
+                     status);
+        if (apr_time_now() - born < apr_time_from_sec(1)) {
+            /* Dying at once again and again: do not spin. */
+            apr_sleep(apr_time_from_msec(200));
+        }
+    }
+    _exit(0);
+}
+
+static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
+                                 apr_proc_t *proc);
+
+static void qc_ctl_maint(int reason, void *data, apr_wait_t status)
+{
+    apr_proc_t *proc = data;
+    int mpm_state;
+
+    switch (reason) {
+    case APR_OC_REASON_DEATH:
+        apr_proc_other_child_unregister(data);
+        if (ap_mpm_query(AP_MPMQ_MPM_STATE, &mpm_state) == APR_SUCCESS
+            && mpm_state != AP_MPMQ_STOPPING) {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, qc_sup_server,
+                         "QosCtl: controller %ld died (status %d); "
+                         "starting another", (long)proc->pid, status);
+            qc_ctl_start(qc_sup_pool, qc_sup_server, proc);
+        }
+        break;
+    case APR_OC_REASON_LOST:
+        apr_proc_other_child_unregister(data);
+        qc_ctl_start(qc_sup_pool, qc_sup_server, proc);
+        break;
+    case APR_OC_REASON_RESTART:
+        /* httpd restarts or stops: pconf's cleanup ends the child */
+        apr_proc_other_child_unregister(data);
+        break;
+    case APR_OC_REASON_UNREGISTER:
+        kill(proc->pid, SIGTERM);
+        break;
+    }
+}
+
+static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
+                                 apr_proc_t *proc)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+
+    if (pid < 0) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
+                     "QosCtl: cannot fork the controller; the request path "
+                     "fails open until it can");
+        return errno;
+    }
+    if (pid == 0) {
+        qc_ctl_main(p, s, parent);
+    }
+    proc->pid = pid;
+    proc->in = proc->out = proc->err = NULL;
+    apr_pool_note_subprocess(p, proc, APR_KILL_AFTER_TIMEOUT);
+    apr_proc_other_child_register(proc, qc_ctl_maint, proc, NULL, p);
+    return APR_SUCCESS;
+}
+
+int qc_supervise(apr_pool_t *pconf, server_rec *s)
+{
+    /* The first pass of start-up only checks the configuration. */
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG) {
+        return OK;
+    }
+    qc_sup_pool = pconf;
+    qc_sup_server = s;
+    if (qc_ctl_start(pconf, s, apr_pcalloc(pconf, sizeof(apr_proc_t)))
+        != APR_SUCCESS) {
+        return OK;      /* fail open rather than refuse to serve */
+    }
+    return OK;
+}
