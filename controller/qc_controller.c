@@ -135,6 +135,15 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->u_measured = -1.0;
 }
 
+/* Did a rate change by half or more since the last period? */
+static int qc_jumped(double now, double prev)
+{
+    double hi = now > prev ? now : prev;
+
+    return hi > 0.0 && (now > prev ? now - prev : prev - now) >= 0.5 * hi
+           && hi >= 1.0;
+}
+
 static void qc_update_model(qc_ctl_t *ctl, double u_measured)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -151,9 +160,17 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
             rej += cl->r_rej;
         }
     }
-    if (u_measured >= 0.0) {
+    /* Right after a jump the sensor still sees the old load draining
+     * from socket and link queues: such a period would teach the model
+     * the lag, not the costs. */
+    if (u_measured >= 0.0 && !qc_jumped(w, ctl->prev_w)
+        && !qc_jumped(served, ctl->prev_served)
+        && !qc_jumped(rej, ctl->prev_rej)) {
         qc_rls_update(&ctl->rls, served, w, rej, u_measured);
     }
+    ctl->prev_w = w;
+    ctl->prev_served = served;
+    ctl->prev_rej = rej;
     ctl->model.a = qc_rls_a(&ctl->rls);
     ctl->model.b = qc_rls_b(&ctl->rls);
     ctl->model.c = qc_rls_c(&ctl->rls);

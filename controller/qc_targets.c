@@ -36,7 +36,7 @@ double qc_target_basic(double u_star, double u_premium)
 double qc_target_best_effort(const qc_model_t *mod, double u_bound,
                              double u_guaranteed)
 {
-    double bg = mod->d > 0.0 ? mod->d : 0.0;
+    double bg = mod->d < 0.5 * u_bound ? mod->d : 0.5 * u_bound;
 
     return at_least_zero(u_bound - u_guaranteed - bg);
 }

@@ -43,10 +43,14 @@ double qc_target_basic(double u_star, double u_premium);
 /*
  * Best-effort target (§5.3): the utilization bound less u_guaranteed,
  * the model utilization of all traffic the guaranteed servers' own
- * loops account for, less the intercept d when positive; at least 0.
- * d is background load no loop controls; best effort is the class that
- * yields to it.  A negative d is a fitting artefact, not capacity, and
- * is ignored.
+ * loops account for, less the model's intercept d; at least 0.  With d
+ * charged, the loops hold the fitted total a*R + b*W + c*Rrej + d at
+ * the bound, and that total tracks the measurement even when load that
+ * does not vary lets the estimator split it between the terms in any
+ * way (d then also corrects a, b and c, in either direction).  A
+ * positive d is charged up to half the bound only: shedding web clients
+ * cannot relieve a backup job, so non-web load never squeezes best
+ * effort below half the bound.
  */
 double qc_target_best_effort(const qc_model_t *mod, double u_bound,
                              double u_guaranteed);

@@ -17,6 +17,7 @@
 
 #include "mod_qosctl.h"
 #include "qc_parse.h"
+#include "qc_targets.h"
 
 APLOG_USE_MODULE(qosctl);
 
@@ -27,6 +28,15 @@ static const char *qc_bad(cmd_parms *cmd, const char *value,
                         cmd->cmd->name, value, why);
 }
 
+/* libc formats numbers: apr's %g drops the leading zero of 0.58. */
+static const char *qc_fmt(apr_pool_t *p, double v)
+{
+    char buf[32];
+
+    snprintf(buf, sizeof(buf), "%g", v);
+    return apr_pstrdup(p, buf);
+}
+
 /* A number in [lo, hi]; the message states the range it must be in. */
 static const char *qc_cmd_double(cmd_parms *cmd, const char *arg,
                                  double lo, double hi, double *out)
@@ -34,12 +44,10 @@ static const char *qc_cmd_double(cmd_parms *cmd, const char *arg,
     const char *err = qc_parse_double(arg, lo, hi, out);
 
     if (err) {
-        char range[96];
-
-        /* libc, not apr: apr's %g drops the leading zero of 0.58 */
-        snprintf(range, sizeof(range), "%s (expected %g to %g)", err, lo,
-                 hi);
-        return qc_bad(cmd, arg, apr_pstrdup(cmd->pool, range));
+        return qc_bad(cmd, arg, apr_psprintf(cmd->pool, "%s (expected %s "
+                                             "to %s)", err,
+                                             qc_fmt(cmd->pool, lo),
+                                             qc_fmt(cmd->pool, hi)));
     }
     return NULL;
 }
@@ -482,6 +490,49 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
     return 1;
 }
 
+/*
+ * Capacity planning (paper §5.1): the guarantees must fit under the
+ * bound by the model known now, or some host's guarantee is a promise
+ * the machine cannot keep.
+ */
+static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
+                             const qc_server_conf *g)
+{
+    qc_model_t mod = { g->model_a, g->model_b, g->model_c, 0.0 };
+    apr_array_header_t *names = apr_array_make(ptemp, 4, sizeof(char *));
+    apr_array_header_t *rmax = apr_array_make(ptemp, 4, sizeof(double));
+    apr_array_header_t *wmax = apr_array_make(ptemp, 4, sizeof(double));
+    double *shares, sum;
+    char msg[2048];
+    server_rec *v;
+
+    for (v = s; v; v = v->next) {
+        const qc_server_conf *c = qc_sconf(v);
+
+        if (c->guaranteed) {
+            APR_ARRAY_PUSH(names, const char *) = qc_server_key(ptemp, v);
+            APR_ARRAY_PUSH(rmax, double) = c->rmax;
+            APR_ARRAY_PUSH(wmax, double) = c->wmax;
+        }
+    }
+    if (names->nelts == 0) {
+        return 1;
+    }
+    shares = apr_pcalloc(ptemp, sizeof(double) * names->nelts);
+    if (qc_capacity_check(&mod, g->bound, (const char *const *)names->elts,
+                          (const double *)rmax->elts,
+                          (const double *)wmax->elts, names->nelts, shares,
+                          &sum, msg, sizeof(msg)) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
+                     "QosCtlModel a=%s ms b=%s ms/KB)", msg,
+                     qc_fmt(ptemp, g->bound), qc_fmt(ptemp, g->model_a * 1e3),
+                     qc_fmt(ptemp, g->model_b * 1e3 * 1024.0));
+        return 0;
+    }
+    return 1;
+}
+
 int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                     apr_pool_t *ptemp, server_rec *s)
 {
@@ -498,5 +549,6 @@ int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
         ok &= qc_check_trees(ptemp, v, c);
         ok &= qc_check_fixed(ptemp, v, c);
     }
+    ok &= qc_check_capacity(ptemp, s, g);
     return ok ? OK : HTTP_INTERNAL_SERVER_ERROR;
 }

@@ -174,10 +174,6 @@ static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
     pid_t self = getpid();
 
     qc_ctl_signals();
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (getppid() != parent) {
-        _exit(0);
-    }
     ap_close_listeners();
     cfg = qc_ctl_config(p, s);
     cfg->log_fd = qc_open(s, qc_rt.main->log_path, O_WRONLY | O_APPEND,
@@ -188,6 +184,11 @@ static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "QosCtl: controller could not drop privileges");
         _exit(1);
+    }
+    /* After the setuid: a change of credentials clears the setting. */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) {
+        _exit(0);
     }
     while (!qc_ctl_stop && getppid() == parent) {
         apr_time_t born = apr_time_now();

@@ -62,7 +62,7 @@ class Apache:
     def __init__(self, docroot=None, mpm="event", extra="", modules=(),
                  with_qosctl=True, port=None, listen_addr="127.0.0.1",
                  keep_root=False, loglevel="warn", mpm_conf=None,
-                 cpus=None):
+                 cpus=None, netns=None):
         self.root = tempfile.mkdtemp(prefix="qosctl-httpd-")
         os.chmod(self.root, 0o755)
         self.docroot = docroot or os.path.join(self.root, "htdocs")
@@ -78,6 +78,7 @@ class Apache:
         self.mpm_conf = mpm_conf
         self.keep_root = keep_root
         self.cpus = cpus            # e.g. "0": pin the server (taskset)
+        self.netns = netns          # run inside this network namespace
         self.proc = None
         self.conf = os.path.join(self.root, "httpd.conf")
         self.error_log = os.path.join(self.root, "error.log")
@@ -152,6 +153,8 @@ class Apache:
         if rc != 0:
             raise RuntimeError("httpd -t failed:\n" + out)
         pin = ["taskset", "-c", self.cpus] if self.cpus else []
+        if self.netns:
+            pin = ["ip", "netns", "exec", self.netns] + pin
         self.proc = subprocess.Popen(
             pin + [HTTPD, "-f", self.conf, "-DFOREGROUND"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -163,11 +166,9 @@ class Apache:
                 raise RuntimeError("httpd exited with %s:\n%s\n%s" % (
                     self.proc.returncode, self.proc.stderr.read().decode(),
                     self.log()))
-            try:
-                with socket.create_connection((self.addr, self.port), 0.5):
-                    return self
-            except OSError:
-                time.sleep(0.05)
+            if self.listening():
+                return self
+            time.sleep(0.05)
         self.stop()
         raise RuntimeError("httpd did not listen within %ss" % timeout)
 
@@ -228,17 +229,32 @@ class Apache:
         except FileNotFoundError:
             return ""
 
-    def url(self, path):
-        return "http://%s:%d%s" % (self.addr, self.port, path)
+    def url(self, path, port=None):
+        return "http://%s:%d%s" % (self.addr, port or self.port, path)
 
-    def get(self, path, headers=None, timeout=10):
-        """(status, headers, body) of one GET, errors included."""
-        req = urllib.request.Request(self.url(path), headers=headers or {})
+    def listening(self):
+        if self.netns:
+            return self.get("/", timeout=2)[0] is not None
+        try:
+            with socket.create_connection((self.addr, self.port), 0.5):
+                return True
+        except OSError:
+            return False
+
+    def get(self, path, headers=None, timeout=10, port=None, addr=None):
+        """(status, headers, body) of one GET, errors included; status is
+        None when nothing answered."""
+        url = "http://%s:%d%s" % (addr or self.addr, port or self.port, path)
+        if self.netns:
+            return ns_get(self.netns, url, headers, timeout)
+        req = urllib.request.Request(url, headers=headers or {})
         try:
             with urllib.request.urlopen(req, timeout=timeout) as resp:
                 return resp.status, dict(resp.headers), resp.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers), e.read()
+        except OSError:
+            return None, {}, b""
 
     def raw(self, request_bytes, timeout=10):
         """Send raw bytes; return the status code of the reply (or None)."""
@@ -275,9 +291,76 @@ class Apache:
         return out
 
 
+def ns_get(netns, url, headers=None, timeout=10):
+    """One GET from inside a network namespace (curl there)."""
+    cmd = ["ip", "netns", "exec", netns, "curl", "-s", "-D", "-",
+           "--max-time", str(timeout)]
+    for k, v in (headers or {}).items():
+        cmd += ["-H", "%s: %s" % (k, v)]
+    p = subprocess.run(cmd + [url], capture_output=True,
+                       timeout=timeout + 10)
+    head, _, body = p.stdout.partition(b"\r\n\r\n")
+    m = re.match(rb"HTTP/1\.[01] (\d{3})", head)
+    if p.returncode != 0 or not m:
+        return None, {}, b""
+    hdrs = {}
+    for line in head.split(b"\r\n")[1:]:
+        k, _, v = line.decode("latin-1").partition(":")
+        hdrs[k.strip()] = v.strip()
+    return int(m.group(1)), hdrs, body
+
+
+class Testbed:
+    """bench/testbed: server and client namespaces over a shaped link."""
+
+    SCRIPT = os.path.join(TOP_SRCDIR, "bench", "testbed")
+
+    def __init__(self, prefix="qc", rate="100mbit", clients=1):
+        self.prefix, self.rate, self.clients = prefix, rate, clients
+        self.info = {}
+
+    def up(self):
+        out = subprocess.run([self.SCRIPT, "up", "--prefix", self.prefix,
+                              "--rate", self.rate, "--clients",
+                              str(self.clients)], capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+        for line in out.splitlines():
+            k, _, v = line.partition("=")
+            self.info[k] = v.strip("'").strip()
+        _live[("testbed", self.prefix)] = self
+        return self
+
+    @property
+    def server_ns(self):
+        return self.info["TESTBED_SERVER_NS"]
+
+    @property
+    def server_if(self):
+        return self.info["TESTBED_SERVER_IF"]
+
+    @property
+    def server_addr(self):
+        return self.info["TESTBED_SERVER_ADDR"]
+
+    @property
+    def client_ns(self):
+        return self.info["TESTBED_CLIENT_NS"].split()
+
+    def cleanup(self):
+        subprocess.run([self.SCRIPT, "down", "--prefix", self.prefix],
+                       capture_output=True, timeout=60)
+        _live.pop(("testbed", self.prefix), None)
+
+    def __enter__(self):
+        return self.up()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+
 def stop_all():
-    """Emergency teardown: end every server this process started."""
-    for a in list(_live.values()):
+    """Emergency teardown: servers first, then testbeds."""
+    for a in sorted(_live.values(), key=lambda x: isinstance(x, Testbed)):
         try:
             a.cleanup()
         except Exception:
@@ -348,3 +431,48 @@ def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
     out = parse_httperf(p.stdout)
     out["raw"] = p.stdout
     return out
+
+
+_SUMMED = ("connections", "requests", "replies", "s1xx", "s2xx", "s3xx",
+           "s4xx", "s5xx", "errors", "client_timo", "socket_timo",
+           "connrefused", "connreset", "fd_unavail", "net_io_kbs",
+           "request_rate", "reply_rate_avg", "conn_rate")
+
+
+def client_address(i):
+    """The i-th synthetic client address (sent as X-Forwarded-For)."""
+    return "10.99.%d.%d" % (i // 250, i % 250 + 1)
+
+
+def httperf_clients(server, port, uri, rate, seconds, clients=40,
+                    first_client=0, **kw):
+    """Offer rate req/s for seconds from `clients` distinct client
+    addresses: one httperf process each, each sending its own
+    X-Forwarded-For (mod_remoteip must trust the sender).  httperf has no
+    per-request headers, so this is how a population of clients looks.
+    Returns the summed report; 'runs' holds the individual ones."""
+    import threading
+    per = float(rate) / clients
+    conns = max(1, int(round(per * seconds)))
+    runs = [None] * clients
+
+    def one(i):
+        runs[i] = httperf(server, port, uri=uri, rate=per, num_conns=conns,
+                          headers=["X-Forwarded-For: " + client_address(
+                              first_client + i)], hog=False, **kw)
+
+    threads = [threading.Thread(target=one, args=(i,))
+               for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 300)
+    if any(r is None for r in runs):
+        raise RuntimeError("an httperf client did not finish")
+    total = {k: sum(r[k] for r in runs) for k in _SUMMED}
+    total["duration"] = max(r["duration"] for r in runs)
+    total["offered"] = conns * clients
+    meds = sorted(r["conn_time_median"] for r in runs)
+    total["conn_time_median"] = meds[len(meds) // 2]
+    total["runs"] = runs
+    return total

@@ -49,11 +49,15 @@ START_TEST(test_best_effort)
 
     /* bound - guaranteed - d */
     assert_near(qc_target_best_effort(&m, 0.58, 0.30), 0.26);
-    /* A negative intercept grants nothing. */
+    /* A negative intercept corrects a model that overstates a, b, c. */
     m.d = -0.05;
-    assert_near(qc_target_best_effort(&m, 0.58, 0.30), 0.28);
-    m.d = 0.0;
-    assert_near(qc_target_best_effort(&m, 0.58, 0.30), 0.28);
+    assert_near(qc_target_best_effort(&m, 0.58, 0.30), 0.33);
+    /* Background is charged up to half the bound: a busy machine
+     * leaves web traffic at least bound / 2. */
+    m.d = 0.45;
+    assert_near(qc_target_best_effort(&m, 0.58, 0.0), 0.29);
+    m.d = 0.9;
+    assert_near(qc_target_best_effort(&m, 0.58, 0.1), 0.19);
     /* Guaranteed traffic above the bound: nothing left, not negative. */
     m.d = 0.02;
     assert_near(qc_target_best_effort(&m, 0.58, 0.70), 0.0);

@@ -1,0 +1,387 @@
+"""The controller process on a real Apache (period 0.25 s to keep it short).
+
+Lifecycle tests run on loopback.  The closed-loop test puts the server
+and its clients in network namespaces joined by a 100 Mbit/s tbf-shaped
+link (bench/testbed), where the bottleneck is real and the paper's model
+U = aR + bW holds physically.  Assertions are about behaviour (levels
+lowered, utilization near the bound, no failed request, no process
+left); timings are measured and printed, never asserted.
+"""
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+
+import pytest
+
+import qcharness
+from conftest import make_site
+
+T = 0.25
+BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
+        "QosCtlExclude /qosctl-status /server-status\n"
+        "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+        "</Location>\n<Location /server-status>\n  SetHandler server-status\n"
+        "</Location>\n" % T)
+
+
+def wait_for(pred, limit=10.0, step=0.02):
+    """Poll pred() until it returns a true value (bounded); return it."""
+    deadline = time.time() + limit
+    while True:
+        v = pred()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(step)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open("/proc/%d/stat" % pid) as f:
+        return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def controller(a):
+    return a.status_json()["controller"]
+
+
+def fresh_controller(a, not_pid=None):
+    c = controller(a)
+    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
+            and c["age_seconds"] < 2 * T:
+        return c
+    return None
+
+
+@pytest.fixture
+def apache():
+    made = []
+
+    def make(extra="", **kw):
+        kw.setdefault("cpus", "0")
+        a = qcharness.Apache(extra=BASE + extra, **kw)
+        make_site(a.docroot)
+        made.append(a)
+        return a.start()
+
+    yield make
+    for a in made:
+        a.cleanup()
+
+
+class Client(threading.Thread):
+    """Keeps requesting until stopped (bounded); records every status."""
+
+    def __init__(self, a, limit=20000):
+        super().__init__(daemon=True)
+        self.a, self.limit, self.codes = a, limit, []
+        self.halt = threading.Event()
+
+    def run(self):
+        while not self.halt.is_set() and len(self.codes) < self.limit:
+            self.codes.append(self.a.get("/x.txt", timeout=5)[0])
+            time.sleep(0.002)
+
+    def stop(self):
+        self.halt.set()
+        self.join(30)
+        return self.codes
+
+
+def test_controller_runs_and_publishes(apache):
+    a = apache()
+    c = wait_for(lambda: fresh_controller(a))
+    assert c and c["periods"] >= 1
+    st = a.status_json()
+    assert 0.0 <= st["utilization"]["measured"] <= 1.0
+    assert st["model"]["a"] > 0
+    # The controller is neither httpd nor one of its workers.
+    assert c["pid"] != a.pid
+
+
+def test_sigkill_brings_a_new_controller_without_failed_requests(apache):
+    a = apache()
+    old = wait_for(lambda: fresh_controller(a))["pid"]
+    client = Client(a)
+    client.start()
+    time.sleep(0.5)
+    killed = time.time()
+    os.kill(old, signal.SIGKILL)
+    new = wait_for(lambda: fresh_controller(a, not_pid=old), limit=15,
+                   step=0.005)
+    latency = time.time() - killed
+    time.sleep(0.5)
+    codes = client.stop()
+    assert new and new["pid"] != old
+    assert codes and set(codes) == {200}, set(codes)
+    print("controller back %.3f s (%.1f periods) after SIGKILL"
+          % (latency, latency / T))
+
+
+def test_graceful_restart_under_load_loses_nothing(apache):
+    a = apache()
+    old = wait_for(lambda: fresh_controller(a))["pid"]
+    result = {}
+    load = threading.Thread(target=lambda: result.update(qcharness.httperf(
+        "127.0.0.1", a.port, uri="/1k.html", rate=200, num_conns=1200,
+        num_calls=2, cpus="1")))
+    load.start()
+    time.sleep(2)
+    a.graceful(extra=BASE + "QosCtlUtilizationBound 0.5\n")
+    load.join(120)
+    assert result["errors"] == 0, result["raw"]
+    assert result["replies"] == result["requests"] == 2400
+    new = wait_for(lambda: fresh_controller(a, not_pid=old))
+    assert new, "no fresh controller after the graceful restart"
+    assert a.status_json()["utilization"]["bound"] == 0.5
+    assert not alive(old)
+
+
+def test_stop_leaves_no_process(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    family = set(a.children()) | {ctl, a.pid}
+    assert a.stop() == 0
+    left = wait_for(lambda: not any(alive(p) for p in family), limit=10)
+    assert left, [p for p in family if alive(p)]
+
+
+def test_controller_exits_when_httpd_is_killed(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = [p for p in a.children() if p != ctl]
+    os.kill(a.pid, signal.SIGKILL)
+    a.proc.wait(10)
+    assert wait_for(lambda: not alive(ctl), limit=10)
+    # Workers notice on their own schedule; end them by pid, as started.
+    for p in sup:
+        if alive(p):
+            os.kill(p, signal.SIGKILL)
+
+
+def test_state_file_seeds_the_model(apache, tmp_path):
+    state = os.path.join(str(tmp_path), "qosctl.state")
+    with open(state, "w") as f:
+        f.write("qcrls1 a=0.00025 b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
+                "e2=0.0001 dc=0.001 p=1,0,0,0,1,0,0,1,0,1\n")
+    os.chmod(str(tmp_path), 0o755)
+    a = apache("QosCtlStateFile %s\n" % state)
+    wait_for(lambda: fresh_controller(a))
+    model = a.status_json()["model"]
+    # Nearly idle (only our status polls): the estimates stay close to
+    # the file's, far from the defaults (a 1e-4 s, b 4.9e-9 s/B).
+    assert model["a"] == pytest.approx(0.00025, rel=0.2)
+    assert model["b"] == pytest.approx(3e-08, rel=0.2)
+
+
+def test_log_file_has_header_and_one_line_per_period_and_class(apache):
+    a = apache("QosCtlLog qosctl.tsv\n")
+    wait_for(lambda: controller(a)["periods"] >= 4)
+    with open(os.path.join(a.root, "qosctl.tsv")) as f:
+        lines = f.read().splitlines()
+    assert lines[0].split("\t") == ["time", "vserver", "class", "R", "R_rej",
+                                    "W", "U_model", "U_target", "m",
+                                    "U_measured", "a", "b", "c"]
+    rows = [l.split("\t") for l in lines[1:]]
+    assert len(rows) >= 4 * 2 and all(len(r) == 13 for r in rows)
+    assert {r[2] for r in rows} == {"premium", "basic"}
+    for r in rows:
+        float(r[0]), [float(x) for x in r[3:]]
+
+
+PROM_SAMPLE = re.compile(
+    r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"'
+    r'(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*)?\})? '
+    r'(-?[0-9.]+(e[-+]?[0-9]+)?|NaN|[+-]Inf)$')
+
+
+def parse_prometheus(text):
+    """Check the text exposition format: HELP and TYPE before a family's
+    samples, valid names, labels and values, counters named _total."""
+    types, samples = {}, []
+    for line in text.splitlines():
+        if not line:
+            continue
+        if line.startswith("# HELP "):
+            continue
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ", 3)
+            assert kind in ("counter", "gauge"), line
+            assert name not in types, "family declared twice: " + name
+            types[name] = kind
+            continue
+        assert not line.startswith("#"), line
+        m = PROM_SAMPLE.match(line)
+        assert m, "bad sample line: %r" % line
+        name = m.group(1)
+        assert name in types, "sample before its TYPE: " + name
+        if types[name] == "counter":
+            assert name.endswith("_total"), name
+        samples.append((name, m.group(2) or "", float(m.group(7))))
+    return types, samples
+
+
+def test_status_formats_parse(apache):
+    a = apache("QosCtlGuarantee 50 13Mbit\n")
+    wait_for(lambda: fresh_controller(a))
+    a.get("/x.txt")
+    code, hdrs, body = a.get("/qosctl-status?format=json")
+    assert code == 200 and hdrs["Content-Type"].startswith("application/json")
+    doc = json.loads(body)
+    v = doc["vhosts"][0]
+    for cls in ("premium", "basic"):
+        for key in ("arrived", "rejected", "responses", "bytes", "m", "r",
+                    "w", "u", "u_target"):
+            assert key in v["classes"][cls]
+    assert v["guaranteed"] is True and v["wmax"] == pytest.approx(13e6 / 8)
+
+    code, hdrs, body = a.get("/qosctl-status?format=prometheus")
+    assert code == 200 and hdrs["Content-Type"].startswith("text/plain")
+    types, samples = parse_prometheus(body.decode())
+    names = {s[0] for s in samples}
+    assert {"qosctl_arrived_total", "qosctl_bytes_total", "qosctl_m",
+            "qosctl_u_target", "qosctl_model_a_seconds",
+            "qosctl_utilization_measured"} <= names
+    assert any(s[0] == "qosctl_arrived_total" and 'class="basic"' in s[1]
+               and s[2] >= 1 for s in samples)
+
+    code, _, body = a.get("/qosctl-status")
+    assert code == 200 and b"<table" in body and b"basic" in body
+    code, _, body = a.get("/server-status?auto")
+    assert code == 200 and b"QosCtlControllerAge:" in body
+
+
+def test_overcommitted_guarantees_fail_startup(apache):
+    a = qcharness.Apache()
+    make_site(a.docroot)
+    try:
+        rc, out = a.config_test(
+            "QosCtl On\nQosCtlModel 1 0.05\nQosCtlGuarantee 200 10Mbit\n"
+            "<VirtualHost 127.0.0.1:1>\nServerName v1.example\n"
+            "QosCtlGuarantee 300 20Mbit\n</VirtualHost>\n")
+        assert rc != 0
+        assert "QosCtlGuarantee" in out and "exceeds" in out
+        assert "localhost:0 0.2610" in out and "v1.example:0 0.4221" in out
+        with pytest.raises(RuntimeError):
+            a.start()
+    finally:
+        a.cleanup()
+
+
+# -- closed loop over a shaped link -------------------------------------------
+
+FULL, DEGRADED = 64 * 1024, 8 * 1024
+
+
+def link_site(root):
+    for tree, size in (("degraded", DEGRADED), ("full", FULL)):
+        os.makedirs(os.path.join(root, tree), exist_ok=True)
+        with open(os.path.join(root, tree, "img.bin"), "wb") as f:
+            f.write(os.urandom(size))
+        with open(os.path.join(root, tree, "x.txt"), "w") as f:
+            f.write(tree + "\n")
+
+
+def read_log(path, vhost_prefix="10.213"):
+    rows = []
+    with open(path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(header, line.rstrip("\n").split("\t")))
+            if r["class"] == "basic" and r["vserver"].startswith("localhost"):
+                rows.append({k: (v if k in ("vserver", "class") else float(v))
+                             for k, v in r.items()})
+    return rows
+
+
+def step_metrics(rows, bound):
+    """Settling time (periods after the step until U stays within 5% of
+    the bound), overshoot and steady-state error over the last half."""
+    start = next(i for i, r in enumerate(rows) if r["R"] > 0)
+    u = [r["U_measured"] for r in rows[start:]]
+    settled = next((i for i in range(len(u))
+                    if all(abs(x - bound) <= 0.05 * bound for x in u[i:])),
+                   None)
+    tail = u[len(u) // 2:]
+    return {"settling_periods": settled,
+            "overshoot": max(0.0, max(u) - bound) / bound,
+            "steady_state_error": sum(tail) / len(tail) - bound,
+            "mean_tail": sum(tail) / len(tail)}
+
+
+@pytest.fixture
+def linkbed():
+    tb = qcharness.Testbed(prefix="qi%d" % (os.getpid() % 1000),
+                           rate="100mbit", clients=1).up()
+    yield tb
+    tb.cleanup()
+
+
+def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
+    tb = linkbed
+    sport = qcharness.free_port()
+    a = qcharness.Apache(netns=tb.server_ns, listen_addr=tb.server_addr,
+                         extra=BASE + (
+                             "QosCtlResource link %s 100M\n"
+                             "QosCtlModel 0.02 0.08 0.01\n"
+                             "QosCtlLog ctl.tsv\nLogLevel qosctl:info\n"
+                             "RemoteIPInternalProxy 10.213.0.0/16\n"
+                             "Listen 127.0.0.1:%d\n" % (tb.server_if, sport)))
+    link_site(a.docroot)
+    try:
+        a.start()
+        wait_for(lambda: a.get("/qosctl-status?format=json", port=sport,
+                               addr="127.0.0.1")[0] == 200)
+        status = lambda: json.loads(a.get("/qosctl-status?format=json",
+                                          port=sport, addr="127.0.0.1")[2])
+        # 3x what the link carries at full quality (~190 replies/s),
+        # from 40 client addresses so the hash can split them.
+        rate, seconds = 570, 16
+        result = {}
+        load = threading.Thread(target=lambda: result.update(
+            qcharness.httperf_clients(tb.server_addr, a.port, "/img.bin",
+                                      rate, seconds, clients=40, timeout=5,
+                                      netns=tb.client_ns[0])))
+        load.start()
+        time.sleep(seconds - 1.0)
+        during = status()
+        basic = during["vhosts"][0]["classes"]["basic"]
+        # Fail open: a stopped controller goes stale after 3 periods.
+        ctl = during["controller"]["pid"]
+        os.kill(ctl, signal.SIGSTOP)
+        load.join(120)
+        try:
+            stale = wait_for(lambda: status()["controller"]["fail_open"], 5)
+            codes = [a.get("/x.txt", headers={"X-Forwarded-For":
+                                              "10.99.%d.%d" % (i // 250,
+                                                               i % 250 + 1)})
+                     for i in range(100)]
+        finally:
+            os.kill(ctl, signal.SIGCONT)
+        resumed = wait_for(lambda: not status()["controller"]["fail_open"])
+        log = a.log()
+        rows = read_log(os.path.join(a.root, "ctl.tsv"))
+        if os.environ.get("QOSCTL_KEEP_LOG"):
+            import shutil
+            shutil.copy(os.path.join(a.root, "ctl.tsv"),
+                        os.environ["QOSCTL_KEEP_LOG"])
+    finally:
+        a.cleanup()
+
+    m = step_metrics(rows, 0.58)
+    print("link step response: %s; m during overload %.3f; httperf: %d "
+          "replies, %d errors of %d" % (m, basic["m"], result["replies"],
+                                        result["errors"], result["offered"]))
+    assert basic["m"] < 1.9                     # degraded some clients
+    assert basic["tree_responses"][0] > 0       # from /degraded
+    assert 0.45 <= m["mean_tail"] <= 0.70       # near the bound
+    assert result["errors"] <= 0.01 * result["offered"]
+    assert stale and resumed
+    assert {c[2] for c in codes} == {b"full\n"}
+    assert log.count("failing open") == 1
