@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "qc_test.h"
 #include "qc_pi.h"
 #include "sim_plant.h"
 
@@ -458,12 +459,6 @@ static Suite *pi_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(pi_suite());
-    int failed;
-
     setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return qc_test_run(pi_suite());
 }

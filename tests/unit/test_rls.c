@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qc_test.h"
 #include "qc_rls.h"
 #include "sim_plant.h"
 
@@ -449,13 +450,6 @@ static Suite *rls_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(rls_suite());
-    int failed;
-
-    /* Keep the printed measurements in order with check's output. */
     setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return qc_test_run(rls_suite());
 }

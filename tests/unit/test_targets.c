@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qc_test.h"
 #include "qc_targets.h"
 
 #define assert_near(x, y) \
@@ -181,12 +182,6 @@ static Suite *targets_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(targets_suite());
-    int failed;
-
     setvbuf(stdout, NULL, _IOLBF, 0);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return qc_test_run(targets_suite());
 }

@@ -1,0 +1,237 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The controller's period (qc_ctl_step) against a segment in ordinary
+ * memory and a fluid plant that behaves as the paper's model says, and
+ * the sensors against recorded /proc/stat and sysfs contents.
+ */
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "apr_general.h"
+#include "apr_atomic.h"
+
+#include "qc_test.h"
+#include "qc_controller.h"
+
+#define TRUE_A 1e-4             /* s per served request */
+#define TRUE_B 8e-9             /* s per byte */
+#define TRUE_C 4e-5             /* s per rejected request */
+
+static apr_pool_t *pool;
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(test_cpu_sensor_counts_only_allowed_cpus)
+{
+    char path[] = "/tmp/qc-stat-XXXXXX";
+    unsigned char cpus[QC_SENSOR_MAX_CPUS] = { 0 };
+    qc_sensor_t s;
+    int fd = mkstemp(path);
+
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    /* cpu0 busy 100 of 200 jiffies next period, cpu1 always idle */
+    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
+               "cpu0 100 0 100 800 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
+    cpus[0] = 1;
+    ck_assert_int_eq(qc_sensor_cpu_init(&s, path, cpus), 0);
+    ck_assert(s.sample(&s, 0.0) < 0.0);         /* first: no interval */
+    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
+               "cpu0 150 0 150 900 0 0 0 0\ncpu1 0 0 0 2000 0 0 0 0\n");
+    ck_assert(fabs(s.sample(&s, 1.0) - 0.5) < 1e-9);
+    /* Every CPU: the idle one halves it, and iowait counts as idle. */
+    ck_assert_int_eq(qc_sensor_cpu_init(&s, path, NULL), 0);
+    s.sample(&s, 0.0);
+    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
+               "cpu0 250 0 250 950 50 0 0 0\ncpu1 0 0 0 2300 0 0 0 0\n");
+    ck_assert(fabs(s.sample(&s, 1.0) - 200.0 / 600.0) < 1e-9);
+    unlink(path);
+    ck_assert(s.sample(&s, 2.0) < 0.0);         /* gone: unknown */
+}
+END_TEST
+
+START_TEST(test_link_sensor_and_maximum)
+{
+    char dir[] = "/tmp/qc-net-XXXXXX";
+    char path[256];
+    qc_sensor_t s[2];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/eth9", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/eth9/statistics", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/eth9/statistics/tx_bytes", dir);
+    write_file(path, "1000000\n");
+    ck_assert_int_eq(qc_sensor_link_init(&s[0], dir, "eth9", 100e6), 0);
+    ck_assert_str_eq(s[0].name, "link eth9");
+    ck_assert(s[0].sample(&s[0], 10.0) < 0.0);
+    write_file(path, "7250000\n");              /* 6.25 MB in 1 s */
+    ck_assert(fabs(s[0].sample(&s[0], 11.0) - 0.5) < 1e-9);
+    ck_assert_int_ne(qc_sensor_link_init(&s[1], dir, "eth9", 0.0), 0);
+
+    /* eq. (9): the bottleneck is the busiest resource */
+    ck_assert_int_eq(qc_sensor_link_init(&s[1], dir, "eth9", 50e6), 0);
+    s[1].sample(&s[1], 11.0);
+    write_file(path, "8500000\n");              /* 1.25 MB in 1 s */
+    ck_assert(fabs(qc_sensors_max(s, 2, 12.0) - 0.2) < 1e-9);
+    unlink(path);
+    ck_assert(qc_sensors_max(s, 2, 13.0) < 0.0);
+}
+END_TEST
+
+/* One class of one host as the paper's model has it: a fraction of
+ * clients per tree set by m, costs a, b, c. */
+typedef struct {
+    double r;                   /* offered req/s */
+    double x[3];                /* reply bytes of tree 1, 2 (x[0] unused) */
+} plant_t;
+
+static double plant_period(qc_class_shm_t *cs, const plant_t *pl,
+                           unsigned levels, double dt)
+{
+    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
+    double frac[QC_MAX_TREES + 1] = { 0 };
+    unsigned i = (unsigned)floor(m), k;
+    double u = 0.0;
+
+    if (i >= levels) {
+        frac[levels] = 1.0;
+    }
+    else {
+        frac[i] = 1.0 - (m - i);
+        frac[i + 1] = m - i;
+    }
+    apr_atomic_add64(&cs->arrived, (apr_uint64_t)(pl->r * dt));
+    apr_atomic_add64(&cs->rejected, (apr_uint64_t)(pl->r * frac[0] * dt));
+    u += TRUE_C * pl->r * frac[0];
+    for (k = 1; k <= levels; k++) {
+        double n = pl->r * frac[k] * dt;
+
+        apr_atomic_add64(&cs->responses, (apr_uint64_t)n);
+        apr_atomic_add64(&cs->bytes, (apr_uint64_t)(n * pl->x[k]));
+        apr_atomic_add64(&cs->level_responses[k], (apr_uint64_t)n);
+        apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(n * pl->x[k]));
+        u += (TRUE_A + TRUE_B * pl->x[k]) * n / dt;
+    }
+    return u;
+}
+
+static qc_shm_t *make_shm(unsigned nslots)
+{
+    qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(nslots));
+    unsigned i;
+    int k;
+
+    q->capacity = nslots;
+    for (i = 0; i < nslots; i++) {
+        q->slots[i].in_use = 1;
+        q->slots[i].ntrees = 2;
+        for (k = 0; k < QC_NCLASSES; k++) {
+            q->slots[i].cls[k].level_fx = qc_level_to_fx(2.0, 2);
+        }
+    }
+    return q;
+}
+
+/*
+ * Best effort offered twice what the machine can serve at full quality
+ * settles at the bound by degrading; a guaranteed host within its
+ * contract keeps full quality all along (isolation, §5.1); a pinned host
+ * is left alone.
+ */
+START_TEST(test_step_isolation_and_pinning)
+{
+    qc_ctl_vs_t vs[3] = {
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0 },
+        { "v1:80", NULL, 2, 1, 50.0, 2e6, 0 },
+        { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 },
+    };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t be = { 2000.0, { 0.0, 8192.0, 65536.0 } };
+    plant_t v1 = { 40.0, { 0.0, 4096.0, 16384.0 } };
+    qc_shm_t *q = make_shm(3);
+    double u = 0.0, tail = 0.0;
+    int period;
+    unsigned i;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.bound = 0.58;
+    cfg.period = 1.0;
+    cfg.gain_margin = 4.0;
+    cfg.a0 = 2.0 * TRUE_A;
+    cfg.b0 = 0.5 * TRUE_B;
+    cfg.c0 = TRUE_C;
+    cfg.shm = q;
+    cfg.vs = vs;
+    cfg.nvs = 3;
+    cfg.log_fd = cfg.state_fd = -1;
+    for (i = 0; i < 3; i++) {
+        vs[i].slot = &q->slots[i];
+    }
+    q->slots[2].cls[QC_CLASS_BASIC].level_fx = qc_level_to_fx(0.5, 2);
+    qc_ctl_init(&ctl, &cfg, pool);
+
+    for (period = 1; period <= 80; period++) {
+        u = plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0)
+            + plant_period(&q->slots[1].cls[QC_CLASS_BASIC], &v1, 2, 1.0);
+        /* vary the load a little so the model can be learned */
+        be.r = 2000.0 + 300.0 * sin(period * 0.7);
+        qc_ctl_step(&ctl, 1.0, u, (apr_int64_t)period * 1000000);
+        if (period > 40) {
+            tail += u / 40.0;
+        }
+        /* The in-contract guaranteed host is never degraded. */
+        if (period > 3) {
+            ck_assert_uint_eq(q->slots[1].cls[QC_CLASS_BASIC].level_fx,
+                              qc_level_to_fx(2.0, 2));
+        }
+    }
+    printf("controller step: mean utilization %.4f over the last 40 "
+           "periods, best-effort m %.3f\n", tail, qc_level_from_fx(
+               q->slots[0].cls[QC_CLASS_BASIC].level_fx));
+    ck_assert(fabs(tail - 0.58) < 0.03);
+    ck_assert(qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx)
+              > 1.0);
+    ck_assert(qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx)
+              < 2.0);
+    ck_assert_uint_eq(q->slots[2].cls[QC_CLASS_BASIC].level_fx,
+                      qc_level_to_fx(0.5, 2));
+    ck_assert_uint_eq(q->periods, 80);
+    ck_assert_uint_eq(q->heartbeat, 80 * 1000000ULL);
+    ck_assert(qc_bitsd(q->a_bits) > 0.0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("qc_controller");
+    TCase *tc = tcase_create("core");
+    int rc;
+
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    tcase_add_test(tc, test_cpu_sensor_counts_only_allowed_cpus);
+    tcase_add_test(tc, test_link_sensor_and_maximum);
+    tcase_add_test(tc, test_step_isolation_and_pinning);
+    suite_add_tcase(s, tc);
+    rc = qc_test_run(s);
+    apr_terminate();
+    return rc;
+}
