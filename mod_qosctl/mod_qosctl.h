@@ -75,6 +75,7 @@ struct qc_server_conf {
     apr_uint32_t fixed_fx;
     apr_uint32_t top_fx;
     size_t tree_len[QC_MAX_TREES];
+    size_t tree_maxlen;
     qc_slot_t *slot;
     const char *key;
     server_rec *server;

@@ -234,7 +234,8 @@ int qc_map(request_rec *r)
     qc_server_conf *c;
     qc_request_t *rq;
     const char *root;
-    char *fn = NULL;
+    apr_size_t ulen, rlen;
+    char *fn;
     unsigned k;
 
     if (!qc_rt.shm || !(rq = qc_note(r)) || rq->excluded || rq->level == 0) {
@@ -244,18 +245,27 @@ int qc_map(request_rec *r)
     if (c->ntrees == 0 || r->uri[0] != '/') {
         return DECLINED;
     }
-    if (strlen(r->uri) > QC_MAX_URI) {
+    ulen = strlen(r->uri);
+    if (ulen > QC_MAX_URI) {
         return HTTP_REQUEST_URI_TOO_LARGE;
     }
-    if (!qc_uri_confined(r->uri, QC_MAX_URI)) {
+    if (!qc_uri_confined(r->uri, ulen)) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                       "QosCtl: refusing URI that would leave its content "
                       "tree: %s", r->uri);
         return HTTP_BAD_REQUEST;
     }
+    /* One buffer for every tree tried; the lengths are known, so no
+     * apr_pstrcat measuring them again on every request. */
     root = ap_document_root(r);
-    for (k = rq->level; k <= c->levels; k++) {
-        fn = apr_pstrcat(r->pool, root, c->trees[k - 1], r->uri, NULL);
+    rlen = strlen(root);
+    fn = apr_palloc(r->pool, rlen + c->tree_maxlen + ulen + 1);
+    memcpy(fn, root, rlen);
+    for (k = rq->level; ; k++) {
+        apr_size_t plen = c->tree_len[k - 1];
+
+        memcpy(fn + rlen, c->trees[k - 1], plen);
+        memcpy(fn + rlen + plen, r->uri, ulen + 1);
         if (k == c->levels
             || apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool)
                == APR_SUCCESS) {

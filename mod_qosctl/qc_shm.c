@@ -120,8 +120,12 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
     c->top_fx = qc_level_to_fx(c->levels, c->levels);
     c->fixed_fx = c->fixed_set ? qc_level_to_fx(c->fixed_level, c->levels)
                                : c->top_fx;
+    c->tree_maxlen = 0;
     for (i = 0; i < c->ntrees; i++) {
         c->tree_len[i] = strlen(c->trees[i]);
+        if (c->tree_len[i] > c->tree_maxlen) {
+            c->tree_maxlen = c->tree_len[i];
+        }
     }
     c->server = s;
 }

@@ -11,6 +11,12 @@ int qc_uri_confined(const char *uri, size_t maxlen)
     if (uri == NULL || uri[0] != '/') {
         return 0;
     }
+    /* Nearly every URI has neither "/." nor a backslash; glibc finds
+     * that faster than the walk below, which runs for the rest. */
+    if (strnlen(uri, maxlen + 1) <= maxlen && !strchr(uri, '\\')
+        && !strstr(uri, "/.")) {
+        return 1;
+    }
     /* Scan at most maxlen + 1 bytes: the URI may be huge. */
     seg_start = 1;
     for (i = 1; ; i++) {
