@@ -133,6 +133,10 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     qc_pi_init(&ctl->be, 1.0, apr_atomic_read64(&q->periods)
                ? qc_bitsd(apr_atomic_read64(&q->m_best_effort_bits)) : 1.0);
     ctl->u_measured = -1.0;
+    /* The levels in the segment are valid (a predecessor's, or the top):
+     * say at once that a controller is back, not a period later. */
+    apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
+    apr_atomic_set64(&q->heartbeat, (apr_uint64_t)apr_time_now());
 }
 
 /* Did a rate change by half or more since the last period? */

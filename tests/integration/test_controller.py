@@ -96,7 +96,8 @@ class Client(threading.Thread):
 
 def test_controller_runs_and_publishes(apache):
     a = apache()
-    c = wait_for(lambda: fresh_controller(a))
+    assert wait_for(lambda: fresh_controller(a))
+    c = wait_for(lambda: controller(a)["periods"] >= 1 and controller(a))
     assert c and c["periods"] >= 1
     st = a.status_json()
     assert 0.0 <= st["utilization"]["measured"] <= 1.0
