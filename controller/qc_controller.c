@@ -135,6 +135,10 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->u_measured = -1.0;
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
+    apr_atomic_set64(&q->a_bits, qc_dbits(qc_rls_a(&ctl->rls)));
+    apr_atomic_set64(&q->b_bits, qc_dbits(qc_rls_b(&ctl->rls)));
+    apr_atomic_set64(&q->c_bits, qc_dbits(qc_rls_c(&ctl->rls)));
+    apr_atomic_set64(&q->d_bits, qc_dbits(qc_rls_d(&ctl->rls)));
     apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)apr_time_now());
 }
