@@ -182,6 +182,20 @@ static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
     return c->trees[k - 1][0] ? c->trees[k - 1] : "/";
 }
 
+/* A per-tree counter as a JSON array, tree 1 (lowest) first. */
+static void qc_json_trees(request_rec *r, const char *key,
+                          volatile apr_uint64_t *by_level, unsigned levels)
+{
+    unsigned k;
+
+    ap_rputs(key, r);
+    for (k = 1; k <= levels; k++) {
+        ap_rprintf(r, "%c%" APR_UINT64_T_FMT, k > 1 ? ',' : '[',
+                   apr_atomic_read64(&by_level[k]));
+    }
+    ap_rputc(']', r);
+}
+
 static void qc_render_json(request_rec *r, const qc_global_view_t *g)
 {
     const qc_server_conf *m = qc_rt.main;
@@ -249,17 +263,10 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
                 ap_rprintf(r, "%s\"%s\":", j ? "," : "", qc_metrics[j].key);
                 qc_json_num(r, qc_metric(&v, &qc_metrics[j]));
             }
-            ap_rputs(",\"tree_responses\":[", r);
-            for (k = 1; k <= c->levels; k++) {
-                ap_rprintf(r, "%s%" APR_UINT64_T_FMT, k > 1 ? "," : "",
-                           apr_atomic_read64(&cs->level_responses[k]));
-            }
-            ap_rputs("],\"tree_bytes\":[", r);
-            for (k = 1; k <= c->levels; k++) {
-                ap_rprintf(r, "%s%" APR_UINT64_T_FMT, k > 1 ? "," : "",
-                           apr_atomic_read64(&cs->level_bytes[k]));
-            }
-            ap_rputs("]}", r);
+            qc_json_trees(r, ",\"tree_responses\":", cs->level_responses,
+                          c->levels);
+            qc_json_trees(r, ",\"tree_bytes\":", cs->level_bytes, c->levels);
+            ap_rputc('}', r);
         }
         ap_rputs("}}", r);
     }
