@@ -122,6 +122,8 @@ class Apache:
             "KeepAliveTimeout 5",
             "Timeout 30",
             "ListenBacklog 511",
+            # As Debian's apache2.conf: no .htaccess probing anywhere.
+            "<Directory />\n  AllowOverride None\n</Directory>",
             'DocumentRoot "%s"' % self.docroot,
             '<Directory "%s">\n  Require all granted\n'
             '  Options FollowSymLinks\n</Directory>' % self.docroot,
