@@ -167,6 +167,9 @@ START_TEST(test_step_isolation_and_pinning)
     plant_t v1 = { 40.0, { 0.0, 4096.0, 16384.0 } };
     qc_shm_t *q = make_shm(3);
     double u = 0.0, tail = 0.0;
+    char state[] = "/tmp/qc-state-XXXXXX", line[QC_RLS_LINE_MAX];
+    qc_rls_t saved;
+    ssize_t n;
     int period;
     unsigned i;
 
@@ -180,7 +183,9 @@ START_TEST(test_step_isolation_and_pinning)
     cfg.shm = q;
     cfg.vs = vs;
     cfg.nvs = 3;
-    cfg.log_fd = cfg.state_fd = -1;
+    cfg.log_fd = -1;
+    cfg.state_fd = mkstemp(state);
+    ck_assert_int_ge(cfg.state_fd, 0);
     for (i = 0; i < 3; i++) {
         vs[i].slot = &q->slots[i];
     }
@@ -215,6 +220,16 @@ START_TEST(test_step_isolation_and_pinning)
     ck_assert_uint_eq(q->periods, 80);
     ck_assert_uint_eq(q->heartbeat, 80 * 1000000ULL);
     ck_assert(qc_bitsd(q->a_bits) > 0.0);
+
+    /* The converged model went to the state file, in a form a new
+     * controller starts from. */
+    n = pread(cfg.state_fd, line, sizeof(line) - 1, 0);
+    ck_assert_int_gt(n, 0);
+    line[n] = '\0';
+    ck_assert_int_eq(qc_rls_parse(&saved, line), 0);
+    ck_assert(fabs(qc_rls_b(&saved) - TRUE_B) < 0.1 * TRUE_B);
+    close(cfg.state_fd);
+    unlink(state);
 }
 END_TEST
 
