@@ -14,6 +14,21 @@
 /* Weight of the newest period in a tree's mean reply size. */
 #define QC_XBAR_ALPHA 0.3
 
+/* Largest change of a level per period (see qc_pi_set_max_step). */
+#define QC_CTL_MAX_STEP 0.5
+
+static unsigned qc_max_levels(const qc_ctl_config_t *cfg)
+{
+    unsigned i, m = 1;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        if (cfg->vs[i].levels > m) {
+            m = cfg->vs[i].levels;
+        }
+    }
+    return m;
+}
+
 static qc_ctl_class_t *qc_cls(qc_ctl_t *ctl, unsigned i, int k)
 {
     return &ctl->cls[i * QC_NCLASSES + k];
@@ -127,11 +142,13 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
 
             cl->m_applied = qc_level_in_shm(cs);
             qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+            qc_pi_set_max_step(&cl->pi, QC_CTL_MAX_STEP);
             qc_read_counts(cs, vs->levels, &cl->prev);
         }
     }
     qc_pi_init(&ctl->be, 1.0, apr_atomic_read64(&q->periods)
                ? qc_bitsd(apr_atomic_read64(&q->m_best_effort_bits)) : 1.0);
+    qc_pi_set_max_step(&ctl->be, QC_CTL_MAX_STEP / qc_max_levels(cfg));
     ctl->u_measured = -1.0;
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
@@ -234,6 +251,15 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     }
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
                                            u_guaranteed);
+    /* Near saturation the counters under-read the load (arrivals wait in
+     * the listen queue, replies are logged late, retransmissions never
+     * show in W) and the model falls below what the sensors see; the
+     * loop would then raise m on a saturated link.  Utilization the
+     * sensors see beyond the model's total is charged to best effort,
+     * the one class that can shed it. */
+    if (ctl->u_measured > ctl->u_predicted) {
+        u += ctl->u_measured - ctl->u_predicted;
+    }
     ctl->be_u = u;
     if (gain <= 0.0) {
         gain = 1e-3;
@@ -343,12 +369,14 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
         }
     }
     qc_update_model(ctl, u_measured);
+    ctl->u_predicted = ctl->model.d;
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
             cl->u = qc_model_util(&ctl->model, cl->r_served, cl->w,
                                   cl->r_rej);
+            ctl->u_predicted += cl->u;
         }
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
             u_guaranteed += qc_guaranteed_targets(ctl, i);

@@ -79,6 +79,7 @@ typedef struct {
     double be_target;
     double be_u;
     double u_measured;          /* < 0 when no sensor could be read */
+    double u_predicted;         /* the model's total: all classes + d */
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     unsigned long periods;
 } qc_ctl_t;

@@ -139,6 +139,12 @@ void qc_pi_init(qc_pi_t *pi, double m_max, double m_init)
     pi->primed = 0;
     pi->kp = 0.0;
     pi->ki = 0.0;
+    pi->max_step = 0.0;
+}
+
+void qc_pi_set_max_step(qc_pi_t *pi, double max_step)
+{
+    pi->max_step = max_step > 0.0 ? max_step : 0.0;
 }
 
 double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
@@ -173,6 +179,9 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
         else if (applied < pi->m - APPLIED_EPS && dm > 0.0) {
             dm = 0.0;
         }
+    }
+    if (pi->max_step > 0.0) {
+        dm = clampd(dm, -pi->max_step, pi->max_step);
     }
     pi->m = clampd(pi->m + dm, 0.0, pi->m_max);
     return pi->m;

@@ -31,6 +31,7 @@
 typedef struct {
     double m;           /* output, in [0, m_max] */
     double m_max;       /* M */
+    double max_step;    /* largest change per period, 0: unlimited */
     double e_prev;      /* error of the previous step */
     int primed;         /* e_prev is valid */
     double kp, ki;      /* gains used by the last step, for reporting */
@@ -73,6 +74,16 @@ double qc_pi_process_gain(const double *u, unsigned M, double m);
 double qc_pi_gain_admission(double u_set, double c, double r, double f);
 
 /* Start with output m_init (clamped to [0, m_max]); m_max > 0. */
+/*
+ * Limit the change of the output per period.  The process gain is the
+ * slope of the segment the output is on; a large error could otherwise
+ * carry it across several segments in one period on a slope that no
+ * longer applies (seen: a step from 175 to 448 req/s took a two-tree
+ * host from m 1.9 to 0.37, rejecting clients where degrading them was
+ * enough).  The controller allows half a level.
+ */
+void qc_pi_set_max_step(qc_pi_t *pi, double max_step);
+
 void qc_pi_init(qc_pi_t *pi, double m_max, double m_init);
 
 /*
