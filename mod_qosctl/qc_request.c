@@ -141,15 +141,30 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
     return apr_atomic_read32(&c->slot->cls[cls].level_fx);
 }
 
+/*
+ * Which of the two trees around m a client gets: the hash of who the
+ * client is.  That is its address, or QOSCTL_CLIENT when the admin sets
+ * it (SetEnvIf Cookie "sid=([^;]+)" QOSCTL_CLIENT=$1): users behind one
+ * NAT share an address but not a session.
+ */
 static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
                         apr_uint32_t m_fx)
 {
+    const char *id;
     int family;
     apr_size_t len;
     const unsigned char *b;
 
     /* An integral m needs no hash: every client gets the same tree. */
-    if ((m_fx % QC_LEVEL_ONE) == 0 || !r->useragent_addr) {
+    if ((m_fx % QC_LEVEL_ONE) == 0) {
+        return qc_level_pick_fx(m_fx, c->levels, 0.0);
+    }
+    id = apr_table_get(r->subprocess_env, "QOSCTL_CLIENT");
+    if (id) {
+        return qc_level_pick_fx(m_fx, c->levels, qc_hash_unit(
+                                    (const unsigned char *)id, strlen(id)));
+    }
+    if (!r->useragent_addr) {
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
     b = qc_client_bytes(r, &family, &len);

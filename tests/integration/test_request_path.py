@@ -231,3 +231,26 @@ def test_stop_leaves_no_shared_memory_or_files(server_factory):
     leftovers = sorted(set(os.listdir(s.root)) - {"httpd.conf", "error.log",
                                                   "htdocs"})
     assert leftovers == []
+
+
+def test_client_identity_from_the_environment(server_factory):
+    """QOSCTL_CLIENT replaces the address in the hash: one address, many
+    sessions, split evenly and each session stable."""
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n"
+                       'SetEnvIf X-Session "(.+)" QOSCTL_CLIENT=$1\n').start()
+    sessions = ["s%d" % i for i in range(400)]
+
+    def trees():
+        out = []
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        for sid in sessions:
+            conn.request("GET", "/x.txt", headers={
+                "X-Forwarded-For": "10.0.0.1", "X-Session": sid})
+            out.append(conn.getresponse().read())
+        conn.close()
+        return out
+
+    first, second = trees(), trees()
+    assert first == second
+    full = first.count(b"full\n")
+    assert 0.40 <= full / 400.0 <= 0.60, full
