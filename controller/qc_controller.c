@@ -261,10 +261,15 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * sensors see beyond the model's total is charged to best effort,
      * the one class that can shed it; only at saturation, since below
      * it that one-sided correction of a noisy sensor would only bias
-     * the loop low (measured: -15% at T = 1 s). */
+     * the loop low (measured: -15% at T = 1 s), and never more than
+     * best effort's own share. */
     if (ctl->u_measured >= QC_CTL_SATURATED
         && ctl->u_measured > ctl->u_predicted) {
-        u += ctl->u_measured - ctl->u_predicted;
+        double excess = ctl->u_measured - ctl->u_predicted;
+
+        /* At most what best effort itself uses: saturation by other
+         * traffic must not make the loop reject every web client. */
+        u += excess < u ? excess : u;
     }
     ctl->be_u = u;
     if (gain <= 0.0) {
