@@ -182,6 +182,13 @@ static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
     return c->trees[k - 1][0] ? c->trees[k - 1] : "/";
 }
 
+/* A key (with its punctuation) and a number. */
+static void qc_json_field(request_rec *r, const char *key, double d)
+{
+    ap_rputs(key, r);
+    qc_json_num(r, d);
+}
+
 /* A per-tree counter as a JSON array, tree 1 (lowest) first. */
 static void qc_json_trees(request_rec *r, const char *key,
                           volatile apr_uint64_t *by_level, unsigned levels)
@@ -209,24 +216,15 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
                g->fail_open ? "true" : "false");
     qc_json_num(r, g->cpu_ms);
-    ap_rputs("},\"model\":{\"a\":", r);
-    qc_json_num(r, g->a);
-    ap_rputs(",\"b\":", r);
-    qc_json_num(r, g->b);
-    ap_rputs(",\"c\":", r);
-    qc_json_num(r, g->c);
-    ap_rputs(",\"d\":", r);
-    qc_json_num(r, g->d);
-    ap_rputs("},\"utilization\":{\"measured\":", r);
-    qc_json_num(r, g->u_measured);
-    ap_rputs(",\"bound\":", r);
-    qc_json_num(r, m->bound);
-    ap_rputs("},\"best_effort\":{\"m\":", r);
-    qc_json_num(r, g->m_be);
-    ap_rputs(",\"u_target\":", r);
-    qc_json_num(r, g->u_be_target);
-    ap_rputs("},\"period\":", r);
-    qc_json_num(r, m->period);
+    qc_json_field(r, "},\"model\":{\"a\":", g->a);
+    qc_json_field(r, ",\"b\":", g->b);
+    qc_json_field(r, ",\"c\":", g->c);
+    qc_json_field(r, ",\"d\":", g->d);
+    qc_json_field(r, "},\"utilization\":{\"measured\":", g->u_measured);
+    qc_json_field(r, ",\"bound\":", m->bound);
+    qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
+    qc_json_field(r, ",\"u_target\":", g->u_be_target);
+    qc_json_field(r, "},\"period\":", m->period);
     ap_rputs(",\"vhosts\":[", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
@@ -249,8 +247,8 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
         qc_json_num(r, c->guaranteed ? c->rmax : 0.0 / 0.0);
         ap_rputs(",\"wmax\":", r);
         qc_json_num(r, c->guaranteed ? c->wmax : 0.0 / 0.0);
-        ap_rputs(",\"fixed_level\":", r);
-        qc_json_num(r, c->fixed_set ? c->fixed_level : 0.0 / 0.0);
+        qc_json_field(r, ",\"fixed_level\":",
+                      c->fixed_set ? c->fixed_level : 0.0 / 0.0);
         ap_rputs(",\"classes\":{", r);
         for (cls = 0; cls < QC_NCLASSES; cls++) {
             qc_class_view_t v;
