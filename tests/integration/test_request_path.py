@@ -80,7 +80,7 @@ def test_fractional_level_splits_clients_evenly_and_stably(server_factory):
     assert 0.45 <= full / 2000.0 <= 0.55, full
     # Each address always gets the same tree.
     assert [r[2] for r in first] == [r[2] for r in reversed(second)]
-    v = s.vhost()
+    v = settled_counters(s, 4000)
     assert v["classes"]["basic"]["tree_responses"] == [degraded * 2,
                                                        full * 2]
 
@@ -111,7 +111,7 @@ def test_missing_degraded_file_comes_from_full(server_factory):
     # Missing everywhere: the same 404 the top tree gives.
     (st, _, _), = fetch_all(s, [("/nowhere.txt", "10.0.0.1")])
     assert st == 404
-    v = s.vhost()
+    v = settled_counters(s, 2)
     assert v["classes"]["basic"]["tree_responses"] == [0, 2]
 
 
