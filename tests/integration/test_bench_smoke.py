@@ -1,6 +1,6 @@
 """Smoke versions of bench/baseline and bench/step-response (issue #4).
 
-Same testbed (prefix qs), site, server configuration and helpers as the
+Same testbed (prefix qs<pid>), site, server configuration and helpers as the
 benchmarks (bench/lib), at one load each, asserting only what holds on
 a noisy shared 2-core machine: against plain Apache at 4x what the link
 carries at full quality, mod_qosctl fails at most a tenth as many
@@ -50,7 +50,8 @@ def site():
 
 @pytest.fixture(scope="module")
 def testbed():
-    with qcbench.testbed("qs") as tb:
+    # Per process: two runs on one machine must not share a testbed.
+    with qcbench.testbed("qs%d" % (os.getpid() % 1000)) as tb:
         yield tb
 
 
