@@ -162,32 +162,65 @@ def foreign_httperf():
     return out
 
 
+def foreign_netns(own="qe-"):
+    """Network namespaces of other testbeds (benchmarks, tests)."""
+    p = subprocess.run(["ip", "netns", "list"], capture_output=True,
+                       text=True, timeout=30)
+    return [l.split()[0] for l in p.stdout.splitlines()
+            if l.strip() and not l.startswith(own)]
+
+
+def cpu_busy(seconds=1.0):
+    """Share of all CPUs' time spent busy over the next seconds."""
+    def read():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+        return v[3] + v[4], sum(v)
+    idle0, total0 = read()
+    time.sleep(seconds)
+    idle1, total1 = read()
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def foreign_load():
+    """Something else is loading the machine: another benchmark's httperf
+    or another testbed's namespaces (a description, or None)."""
+    pids, spaces = foreign_httperf(), foreign_netns()
+    if pids or spaces:
+        return "%d httperf, namespaces %s" % (len(pids),
+                                              " ".join(spaces) or "-")
+    return None
+
+
 # Longest wait for another benchmark to finish (seconds).
 WAIT_LIMIT = float(os.environ.get("QOSCTL_BENCH_WAIT", "600"))
 
 
 def wait_quiet(limit=None, quiet_for=10.0, log=print):
-    """Wait, at most limit seconds, until no other benchmark has offered
-    load for quiet_for seconds (benchmarks pause between their runs): on
-    two cores, two at once would measure each other.  Returns the
-    seconds waited, and says so when it gave up.  limit defaults to
-    $QOSCTL_BENCH_WAIT, else 600 s."""
+    """Wait, at most limit seconds, until nothing else (foreign_load(), or
+    over a quarter of the CPUs busy) has loaded the machine for quiet_for
+    seconds: on two cores, two benchmarks at once measure each other.
+    Returns the seconds waited, and says so when it gave up.  limit
+    defaults to $QOSCTL_BENCH_WAIT, else 600 s."""
     limit = WAIT_LIMIT if limit is None else limit
     t0 = last_busy = time.time()
     said = False
     while time.time() - t0 < limit:
-        if foreign_httperf():
+        what = foreign_load()
+        if what is not None:
+            time.sleep(1.0)
+        if what is not None or cpu_busy(1.0) > 0.25:
             last_busy = time.time()
             if not said:
-                log("waiting for another benchmark's httperf to finish...")
+                log("waiting for the machine to be quiet (%s)..."
+                    % (what or "CPU busy"))
                 said = True
         elif time.time() - last_busy >= quiet_for or (
                 not said and time.time() - t0 >= 3.0):
             break
-        time.sleep(0.5)
-    if foreign_httperf():
-        log("NOTE: other httperf processes still running: results may be "
-            "perturbed")
+    if foreign_load():
+        log("NOTE: gave up waiting (%s): results may be perturbed"
+            % foreign_load())
     return time.time() - t0
 
 
@@ -211,13 +244,20 @@ def _ns_counters_cmd(tb, streams):
         parts.append("ip netns exec %s sh -c 'cat /sys/class/net/%s/"
                      "statistics/rx_bytes; grep ^Tcp: /proc/net/snmp'"
                      % (ns, ns.replace("-", "")))
-    parts.append("ip netns exec %s cat /sys/class/net/%s/statistics/"
-                 "tx_bytes" % (tb.server_ns, tb.server_if))
+    parts.append("ip netns exec %s sh -c 'cat /sys/class/net/%s/statistics"
+                 "/tx_bytes; grep ^TcpExt: /proc/net/netstat'"
+                 % (tb.server_ns, tb.server_if))
     return "; ".join(parts)
 
 
+# The server's TCP counters kept (its accept queue overflowing shows
+# in the first two).
+SERVER_TCP = ("ListenOverflows", "ListenDrops", "TCPTimeouts")
+
+
 def read_counters(tb, streams):
-    """(time, {stream: (rx bytes, active opens)}, server tx bytes)."""
+    """(time, {stream: (rx bytes, active opens)}, server tx bytes,
+    {SERVER_TCP counter: value})."""
     t0 = time.time()
     out = subprocess.run(["sh", "-c", _ns_counters_cmd(tb, streams)],
                          capture_output=True, text=True, timeout=30,
@@ -228,17 +268,20 @@ def read_counters(tb, streams):
         head, vals = out[i + 1].split(), out[i + 2].split()
         per[s.name] = (int(out[i]), int(vals[head.index("ActiveOpens")]))
         i += 3
-    return t, per, int(out[i])
+    head, vals = out[i + 1].split(), out[i + 2].split()
+    tcp = {k: int(vals[head.index(k)]) for k in SERVER_TCP}
+    return t, per, int(out[i]), tcp
 
 
 def sample(srv, streams):
     """Now: the counters of read_counters(), the status page (None for
-    plain Apache) and how many other benchmarks' httperf run."""
-    t, per, tx = read_counters(srv.tb, streams)
+    plain Apache) and what else loads the machine (foreign_load())."""
+    t, per, tx, tcp = read_counters(srv.tb, streams)
     return {"t": t, "rx": {n: v[0] for n, v in per.items()},
             "opens": {n: v[1] for n, v in per.items()}, "tx": tx,
+            "tcp": tcp,
             "status": srv.status() if srv.with_qosctl else None,
-            "foreign": len(foreign_httperf())}
+            "foreign": foreign_load()}
 
 
 def calibrate(srv, streams, rate=15, seconds=2.0):
@@ -376,7 +419,9 @@ def step_rows(steps, streams, wire, **fixed):
             row["delivered_ratio"] = ratio(replies, sent)
             row["link_util"] = (s1["tx"] - s0["tx"]) * 8 / dt \
                 / qcbench.LINK_BITS
-            row["foreign"] = max(s0["foreign"], s1["foreign"])
+            row["foreign"] = s0["foreign"] or s1["foreign"]
+            row["listen_drops"] = (s1["tcp"]["ListenDrops"]
+                                   - s0["tcp"]["ListenDrops"])
             row.update(server_view(step, s))
             row["undegraded"] = undegraded(row)
             rows.append(row)
@@ -384,14 +429,13 @@ def step_rows(steps, streams, wire, **fixed):
 
 
 def undegraded(row):
-    """Share of the offered requests answered at full quality: the
-    server's count (replies from the top tree / arrivals) where there is
-    one, exact; else (plain Apache, which never degrades) delivered /
-    offered, which has a few percent of noise from replies in flight
-    at the step's edges."""
-    if row["full_ratio"] is not None:
-        return row["full_ratio"]
-    return row["delivered_ratio"]
+    """Share of the offered bandwidth delivered at full quality in the
+    step: the lower of delivered / offered (late, lost and degraded
+    replies count only as far as their bytes got) and, where the server
+    counts it, replies from the top tree / arrivals."""
+    vals = [v for v in (row["delivered_ratio"], row["full_ratio"])
+            if v is not None]
+    return min(vals) if vals else None
 
 
 def loaded(rows, series, names):
@@ -527,12 +571,20 @@ def series_once(tb, hosts, streams, rates, qosctl, args, label, out):
             steps = run_steps(srv, streams, [rates[0]] + list(rates),
                               [args.warmup] + [args.seconds] * len(rates),
                               args.timeout)[1:]
-            log = os.path.join(srv.root, "ctl.tsv")
-            if qosctl is not None and os.path.exists(log):
-                shutil.copy(log, os.path.join(out, "ctl-%s.tsv" % label))
         finally:
+            keep_logs(srv, out, label)
             srv.cleanup()
     return steps, wire
+
+
+def keep_logs(srv, out, label):
+    """The controller's log (ctl-<label>.tsv) and httpd's error log
+    (error-<label>.log) into out: the evidence behind the numbers."""
+    for src, name in (("ctl.tsv", "ctl-%s.tsv"), ("error.log",
+                                                  "error-%s.log")):
+        path = os.path.join(srv.root, src)
+        if os.path.exists(path):
+            shutil.copy(path, os.path.join(out, name % label))
 
 
 def run_series(tb, hosts, streams, rates, qosctl, args, label, out,
@@ -547,17 +599,18 @@ def run_series(tb, hosts, streams, rates, qosctl, args, label, out,
         rows = step_rows(steps, streams, wire, series=label)
         if not any(r["foreign"] for r in rows) or attempt == retries:
             break
-        print("another benchmark ran meanwhile: %s again" % label)
+        print("another benchmark or test ran meanwhile: %s again" % label)
     totals = {s.name: client_totals(steps, s) for s in streams}
     return rows, totals
 
 
 def perturbation_note(rows):
-    """A warning when another benchmark's load generator ran during a
-    measured step (None otherwise)."""
+    """A warning when another benchmark or test ran during a measured
+    step (None otherwise)."""
     bad = sorted({r["series"] for r in rows if r.get("foreign")})
     if not bad:
         return None
-    return ("NOTE: another benchmark's httperf ran during series %s: "
+    what = sorted({r["foreign"] for r in rows if r.get("foreign")})
+    return ("NOTE: another benchmark or test ran during series %s (%s): "
             "those numbers are perturbed (two cores shared)"
-            % ", ".join(bad))
+            % (", ".join(bad), "; ".join(what)))
