@@ -11,11 +11,18 @@
 
 #include "qc_controller.h"
 
-/* Weight of the newest period in a tree's mean reply size. */
-#define QC_XBAR_ALPHA 0.3
+/* A tree's mean reply size is a mean over replies, each period's
+ * weighted by this factor per period of age: one small reply (a status
+ * page) must not stand for the hundreds that follow it. */
+#define QC_XBAR_KEEP 0.7
 
 /* Utilization from which the sensors, not the model, are believed. */
 #define QC_CTL_SATURATED 0.95
+
+/* Periods after a large-signal jump before the trim learns again, and
+ * the backlog (periods of link time) below which there is none. */
+#define QC_CTL_SETTLE 8
+#define QC_CTL_BACKLOG_IDLE 0.05
 
 /* Largest change of a level per period (see qc_pi_set_max_step). */
 #define QC_CTL_MAX_STEP 0.5
@@ -42,8 +49,9 @@ static void qc_read_counts(qc_class_shm_t *cs, unsigned levels,
 {
     unsigned k;
 
-    c->arrived = apr_atomic_read64(&cs->arrived);
-    c->rejected = apr_atomic_read64(&cs->rejected);
+    for (k = 0; k <= levels; k++) {
+        c->larr[k] = apr_atomic_read64(&cs->level_arrived[k]);
+    }
     c->responses = apr_atomic_read64(&cs->responses);
     c->bytes = apr_atomic_read64(&cs->bytes);
     for (k = 1; k <= levels; k++) {
@@ -58,6 +66,30 @@ static double qc_rate(apr_uint64_t now, apr_uint64_t prev, double dt)
     return now >= prev && dt > 0.0 ? (double)(now - prev) / dt : 0.0;
 }
 
+/*
+ * The byte rate the requests of this period were committed to: arrivals
+ * by tree times each tree's mean reply.  The loops act on it rather than
+ * on the bytes logged as replies finish: those lag a change of level by
+ * as long as the link's queue takes to drain (seconds, once it is
+ * saturated).  A tree whose reply size is not known yet counts as empty,
+ * as in the level utilizations the loops invert; until some size is
+ * known, the logged bytes stand in.
+ */
+static double qc_sent_bytes(const qc_ctl_class_t *cl, unsigned levels)
+{
+    double w = 0.0;
+    unsigned k;
+    int known = 0;
+
+    for (k = 1; k <= levels; k++) {
+        if (cl->xbar[k - 1] > 0.0) {
+            w += cl->r_tree[k] * cl->xbar[k - 1];
+            known = 1;
+        }
+    }
+    return known ? w : cl->w;
+}
+
 static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
                            unsigned levels, double dt)
 {
@@ -65,21 +97,30 @@ static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
     unsigned k;
 
     qc_read_counts(cs, levels, &now);
-    cl->r = qc_rate(now.arrived, cl->prev.arrived, dt);
-    cl->r_rej = qc_rate(now.rejected, cl->prev.rejected, dt);
+    cl->r = 0.0;
+    for (k = 0; k <= levels; k++) {
+        cl->r_tree[k] = qc_rate(now.larr[k], cl->prev.larr[k], dt);
+        cl->r += cl->r_tree[k];
+    }
+    cl->r_rej = cl->r_tree[0];
     cl->r_served = qc_rate(now.responses, cl->prev.responses, dt);
     cl->w = qc_rate(now.bytes, cl->prev.bytes, dt);
     for (k = 1; k <= levels; k++) {
-        if (now.lresp[k] > cl->prev.lresp[k]
+        if (now.lresp[k] >= cl->prev.lresp[k]
             && now.lbytes[k] >= cl->prev.lbytes[k]) {
-            double x = (double)(now.lbytes[k] - cl->prev.lbytes[k])
-                       / (double)(now.lresp[k] - cl->prev.lresp[k]);
-            double *xb = &cl->xbar[k - 1];
+            double *n = &cl->xn[k - 1], *b = &cl->xb[k - 1];
 
-            *xb = *xb > 0.0 ? *xb + QC_XBAR_ALPHA * (x - *xb) : x;
+            *n = QC_XBAR_KEEP * *n + (double)(now.lresp[k]
+                                              - cl->prev.lresp[k]);
+            *b = QC_XBAR_KEEP * *b + (double)(now.lbytes[k]
+                                              - cl->prev.lbytes[k]);
+            if (*n >= 1.0) {
+                cl->xbar[k - 1] = *b / *n;
+            }
         }
     }
     cl->prev = now;
+    cl->w_sent = qc_sent_bytes(cl, levels);
 }
 
 /*
@@ -188,14 +229,17 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
             rej += cl->r_rej;
         }
     }
-    /* Right after a jump the sensor still sees the old load draining
-     * from socket and link queues: such a period would teach the model
-     * the lag, not the costs. */
-    if (u_measured >= 0.0 && !qc_jumped(w, ctl->prev_w)
+    /* Right after a jump, and in the period after a saturated one, the
+     * sensor still sees old load draining from socket and link queues:
+     * such a period would teach the model the lag, not the costs (seen:
+     * a tenfold a, with d pinned at its floor to make up). */
+    if (u_measured >= 0.0 && ctl->prev_u < QC_CTL_SATURATED
+        && !qc_jumped(w, ctl->prev_w)
         && !qc_jumped(served, ctl->prev_served)
         && !qc_jumped(rej, ctl->prev_rej)) {
         qc_rls_update(&ctl->rls, served, w, rej, u_measured);
     }
+    ctl->prev_u = u_measured;
     ctl->prev_w = w;
     ctl->prev_served = served;
     ctl->prev_rej = rej;
@@ -219,6 +263,106 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
     return prem->u + basic->u;
 }
 
+/* Model utilization of one class at level m. */
+static double qc_class_util(const qc_model_t *mod, const qc_ctl_class_t *cl,
+                            unsigned levels, double m)
+{
+    double u[QC_MAX_TREES + 1];
+
+    qc_pi_level_utils(mod->a, mod->b, mod->c, cl->r, cl->xbar, levels, u);
+    return qc_pi_util_at(u, levels, m);
+}
+
+/* Model utilization of best-effort traffic at normalized level m_b. */
+static double qc_be_util(double m_b, void *arg)
+{
+    const qc_ctl_t *ctl = arg;
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        if (cfg->vs[i].fixed || cfg->vs[i].guaranteed) {
+            continue;
+        }
+        for (k = 0; k < QC_NCLASSES; k++) {
+            u += qc_class_util(&ctl->model, &ctl->cls[i * QC_NCLASSES + k],
+                               cfg->vs[i].levels, m_b * cfg->vs[i].levels);
+        }
+    }
+    return u;
+}
+
+static double qc_best_effort_level(qc_ctl_t *ctl, double target)
+{
+    return qc_pi_invert(qc_be_util, ctl, 0.0, 1.0, target);
+}
+
+typedef struct {
+    const qc_model_t *mod;
+    const qc_ctl_class_t *cl;
+    unsigned levels;
+} qc_class_arg_t;
+
+static double qc_class_util_cb(double m, void *arg)
+{
+    const qc_class_arg_t *a = arg;
+
+    return qc_class_util(a->mod, a->cl, a->levels, m);
+}
+
+/* The level at which the model puts a class at target, the model
+ * scaled by how far off it was at the level applied (excluded URIs,
+ * files served from a higher tree, uneven clients). */
+static double qc_class_level(const qc_model_t *mod, const qc_ctl_class_t *cl,
+                             unsigned levels, double target, double u,
+                             double m)
+{
+    qc_class_arg_t a = { mod, cl, levels };
+
+    return qc_pi_invert(qc_class_util_cb, &a, 0.0, levels, target
+                        / qc_pi_model_ratio(u, qc_class_util(mod, cl, levels,
+                                                             m)));
+}
+
+/*
+ * The trim corrects a persistent bias of the model, so it learns only
+ * when an error can be one: best effort's level inside its range (at the
+ * top nothing is degraded and the link is simply not full), no backlog
+ * of decided work that the link has yet to send (after an overload the
+ * link stays full for periods whatever the model says), and no large-
+ * signal jump in the last QC_CTL_SETTLE periods.
+ */
+static void qc_update_trim(qc_ctl_t *ctl, double m_b)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double total = ctl->model.d;
+    unsigned i;
+    int k;
+
+    if (ctl->u_measured < 0.0) {
+        return;
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            total += qc_cls(ctl, i, k)->u;
+        }
+    }
+    ctl->backlog += total - ctl->u_measured;
+    if (ctl->backlog < 0.0) {
+        ctl->backlog = 0.0;
+    }
+    if (ctl->since_jump < QC_CTL_SETTLE) {
+        ctl->since_jump++;
+    }
+    ctl->be_trim = qc_target_trim(ctl->be_trim, cfg->bound,
+                                  ctl->u_measured,
+                                  m_b > 1e-3 && m_b < 1.0 - 1e-3
+                                  && ctl->backlog < QC_CTL_BACKLOG_IDLE
+                                  && ctl->since_jump >= QC_CTL_SETTLE);
+}
+
 /*
  * The best-effort loop holds everything not covered by a guarantee at
  * the bound less the guaranteed traffic (§5.3).  Its output is a
@@ -228,7 +372,8 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be);
+    double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
+    int saturated, first;
     unsigned i;
     int k;
 
@@ -252,31 +397,37 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                                                m);
         }
     }
+    qc_update_trim(ctl, m_b);
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
-                                           u_guaranteed);
-    /* Near saturation the counters under-read the load (arrivals wait in
-     * the listen queue, replies are logged late, retransmissions never
-     * show in W) and the model falls below what the sensors see; the
-     * loop would then raise m on a saturated link.  Utilization the
-     * sensors see beyond the model's total is charged to best effort,
-     * the one class that can shed it; only at saturation, since below
-     * it that one-sided correction of a noisy sensor would only bias
-     * the loop low (measured: -15% at T = 1 s), and never more than
-     * best effort's own share. */
-    if (ctl->u_measured >= QC_CTL_SATURATED
-        && ctl->u_measured > ctl->u_predicted) {
-        double excess = ctl->u_measured - ctl->u_predicted;
-
-        /* At most what best effort itself uses: saturation by other
-         * traffic must not make the loop reject every web client. */
-        u += excess < u ? excess : u;
+                                           u_guaranteed) + ctl->be_trim;
+    if (ctl->be_target < 0.0) {
+        ctl->be_target = 0.0;
     }
     ctl->be_u = u;
     if (gain <= 0.0) {
         gain = 1e-3;
     }
+    /* On a saturated link the sensors cannot tell how far over it the
+     * load is: replies that left the model's books long ago are still
+     * queued, and clients whose handshakes wait behind them arrive in
+     * bursts later (seen: 330 requests a second counted of 570 offered,
+     * then 900).  Past the first such period only the PI acts, and only
+     * downward (the
+     * one-sided correction this replaces charged the backlog to best
+     * effort and rejected clients at a 0.9 bound; a jump on a burst
+     * rejected some too). */
+    saturated = ctl->u_measured >= QC_CTL_SATURATED;
+    first = ctl->periods_saturated == 0;
+    ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
+    m_ff = qc_best_effort_level(ctl, ctl->be_target
+                                / qc_pi_model_ratio(u, qc_be_util(m_b, ctl)));
+    if ((!saturated || first) && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff)) {
+        ctl->since_jump = 0;
+        return qc_pi_output(&ctl->be);
+    }
     return qc_pi_step(&ctl->be, ctl->be_target, u, gain, cfg->period,
-                      cfg->gain_margin, QC_PI_APPLIED_OWN);
+                      cfg->gain_margin,
+                      saturated ? 0.0 : QC_PI_APPLIED_OWN);
 }
 
 static void qc_publish_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
@@ -380,14 +531,12 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
         }
     }
     qc_update_model(ctl, u_measured);
-    ctl->u_predicted = ctl->model.d;
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
-            cl->u = qc_model_util(&ctl->model, cl->r_served, cl->w,
-                                  cl->r_rej);
-            ctl->u_predicted += cl->u;
+            cl->u = qc_model_util(&ctl->model, cl->r - cl->r_rej,
+                                  cl->w_sent, cl->r_rej);
         }
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
             u_guaranteed += qc_guaranteed_targets(ctl, i);
@@ -410,8 +559,17 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
                 double applied = cl->m_applied > own + 1e-9
                                  ? cl->m_applied : QC_PI_APPLIED_OWN;
 
-                own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
-                                 cfg->period, cfg->gain_margin, applied);
+                double m_ff = qc_class_level(&ctl->model, cl, vs->levels,
+                                             cl->u_target, cl->u,
+                                             cl->m_applied);
+
+                if (applied != QC_PI_APPLIED_OWN
+                    || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff)) {
+                    own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
+                                     cfg->period, cfg->gain_margin,
+                                     applied);
+                }
+                own = qc_pi_output(&cl->pi);
                 cl->m_applied = qc_share_level(own, m_b, vs->levels);
             }
             else {

@@ -52,7 +52,8 @@ typedef struct {
 } qc_ctl_config_t;
 
 typedef struct {
-    apr_uint64_t arrived, rejected, responses, bytes;
+    apr_uint64_t larr[QC_MAX_TREES + 1];    /* arrivals by tree, 0 rejected */
+    apr_uint64_t responses, bytes;
     apr_uint64_t lresp[QC_MAX_TREES + 1];
     apr_uint64_t lbytes[QC_MAX_TREES + 1];
 } qc_ctl_counts_t;
@@ -61,11 +62,14 @@ typedef struct {
     qc_pi_t pi;
     qc_ctl_counts_t prev;
     double xbar[QC_MAX_TREES];  /* mean reply bytes of tree k + 1, 0 unknown */
+    double xn[QC_MAX_TREES], xb[QC_MAX_TREES];  /* its decayed sums */
     double r;                   /* arrivals/s, rejected included */
+    double r_tree[QC_MAX_TREES + 1];    /* arrivals/s by tree, 0 rejected */
     double r_rej;
-    double r_served;
-    double w;                   /* bytes/s */
-    double u;                   /* model utilization of this class */
+    double r_served;            /* replies completed/s */
+    double w;                   /* bytes/s of replies completed */
+    double w_sent;              /* bytes/s of the replies decided on */
+    double u;                   /* model utilization of what was decided */
     double u_target;
     double m_applied;           /* level the actuator applies */
 } qc_ctl_class_t;
@@ -76,11 +80,15 @@ typedef struct {
     qc_model_t model;
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
-    double be_target;
+    double be_target;           /* trim included */
+    double be_trim;             /* qc_target_trim() */
+    double backlog;             /* decided, not yet sent (periods of U) */
+    unsigned since_jump;        /* periods since best effort's last jump */
+    unsigned periods_saturated; /* in a row, up to the last one */
     double be_u;
     double u_measured;          /* < 0 when no sensor could be read */
-    double u_predicted;         /* the model's total: all classes + d */
     double prev_served, prev_w, prev_rej;       /* last period's totals */
+    double prev_u;                              /* and its u_measured */
     unsigned long periods;
 } qc_ctl_t;
 

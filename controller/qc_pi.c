@@ -3,35 +3,50 @@
 /*
  * PI tuning (paper §4.4, eqs. 4-8).
  *
- * Plant P(s) = p e^(-s Td), Td = T/2 (sampling acts as a half-period
- * dead time); controller C(s) = Kp (1 + Ki/s).  At the frequency w where
- * the loop phase reaches -pi:
+ * Plant P(s) = p e^(-s Td); controller C(s) = Kp (1 + Ki/s).  The paper
+ * takes Td = T/2, the delay of a zero-order hold on the output, for a
+ * utilization sampled at an instant.  Ours is the mean over the period
+ * just ended (a sensor that averages over T lags by another T/2), so
+ * here Td = T: one whole period, which is also exactly what the
+ * discrete loop is (the level set at the end of period k decides every
+ * request of period k + 1, whose mean utilization is read at its end).
+ * At the frequency w where the loop phase reaches -pi:
  *
- *   phase:  arg e^(-jwT/2) + arg(1 + Ki/(jw)) = -wT/2 - atan(Ki/w) = -pi
- *           so  wT/2 + atan(Ki/w) = pi                              (7)
+ *   phase:  arg e^(-jwTd) + arg(1 + Ki/(jw)) = -w Td - atan(Ki/w) = -pi
+ *           so  w Td + atan(Ki/w) = pi                              (7)
  *   tuning: atan(Ki/w) = pi/6                                       (8)
- *           =>  wT/2 = 5 pi/6,  w = 5 pi / (3 T),
- *               Ki = w tan(pi/6) = w / sqrt(3) = 5 pi / (3 sqrt(3) T)
+ *           =>  w Td = 5 pi/6,  w = 5 pi / (6 T),
+ *               Ki = w tan(pi/6) = w / sqrt(3) = 5 pi / (6 sqrt(3) T)
  *   gain:   p Kp |1 + Ki/(jw)| = 1/G                                (6)
  *           |1 - j/sqrt(3)| = sqrt(1 + 1/3) = 2/sqrt(3)
  *           =>  Kp = sqrt(3) / (2 G p)
  *
- * Worked case p = 0.5, T = 1 s, G = 4: w = 5.235988 rad/s,
- * Ki = 3.022999 1/s, Kp = 0.4330127.
+ * Worked case p = 0.5, T = 1 s, G = 4: w = 2.617994 rad/s,
+ * Ki = 1.511499 1/s, Kp = 0.4330127.
  *
- * Discrete loop: velocity (incremental) form with backward-Euler
- * integration,
+ * Discrete loop: velocity (incremental) form with trapezoidal (Tustin)
+ * integration, the discretization that keeps the continuous design's
+ * margins at the crossover,
  *
- *   m_k = clamp(m_{k-1} + Kp [(e_k - e_{k-1}) + Ki T e_k], 0, M)
+ *   m_k = clamp(m_{k-1} + Kp [(e_k - e_{k-1}) + Ki T (e_k + e_{k-1})/2],
+ *               0, M)
  *
- * chosen over the positional form because (1) the gains are recomputed
- * every period from a changing process gain, and with no stored
- * integral sum a gain change cannot make the output jump; (2) the state
- * is the clamped output itself, so saturation stops the integration at
- * once (no wind-up) and the first error of the other sign moves m off
- * the limit immediately; (3) holding the output while another loop's
- * level is in force is just dropping the increment.  Note Kp Ki T =
- * 5 pi / (6 G p): the per-period integral action does not depend on T.
+ * Measured on the 100 Mbit/s testbed with the paper's Td = T/2 and
+ * backward-Euler integration, G = 4 left a sustained period-2 swing of
+ * U (0.49-0.65 about 0.58): that discrete loop's real gain margin is
+ * 1.8, not 4, and the actuator's slope there was 1.6 times the
+ * model's.  With Td = T and Tustin, the one-period-delay plant stays
+ * stable up to about three times the model's gain (tests/unit/test_pi).
+ *
+ * The velocity form is chosen over the positional form because (1) the
+ * gains are recomputed every period from a changing process gain, and
+ * with no stored integral sum a gain change cannot make the output jump;
+ * (2) the state is the clamped output itself, so saturation stops the
+ * integration at once (no wind-up) and the first error of the other sign
+ * moves m off the limit immediately; (3) holding the output while
+ * another loop's level is in force is just dropping the increment.
+ * Note Kp Ki T = 5 pi / (12 G p): the per-period integral action does
+ * not depend on T.
  */
 
 #include "qc_pi.h"
@@ -68,7 +83,7 @@ void qc_pi_gains(double p, double T, double G, double *kp, double *ki)
         G = G_MIN;
     }
     *kp = sqrt(3.0) / (2.0 * G * p);
-    *ki = 5.0 * M_PI / (3.0 * sqrt(3.0) * T);
+    *ki = 5.0 * M_PI / (6.0 * sqrt(3.0) * T);
 }
 
 void qc_pi_level_utils(double a, double b, double c, double r,
@@ -166,7 +181,7 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
         pi->e_prev = e;
         pi->primed = 1;
     }
-    dm = pi->kp * ((e - pi->e_prev) + pi->ki * T * e);
+    dm = pi->kp * ((e - pi->e_prev) + pi->ki * T * 0.5 * (e + pi->e_prev));
     pi->e_prev = e;
 
     /* Another loop's level is in force: the measured utilization
@@ -185,6 +200,70 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
     }
     pi->m = clampd(pi->m + dm, 0.0, pi->m_max);
     return pi->m;
+}
+
+double qc_pi_util_at(const double *u, unsigned M, double m)
+{
+    unsigned i;
+
+    if (M == 0) {
+        return u[0];
+    }
+    m = clampd(m, 0.0, (double)M);
+    i = (unsigned)floor(m);
+    if (i >= M) {
+        return u[M];
+    }
+    return u[i] + (m - i) * (u[i + 1] - u[i]);
+}
+
+double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
+                    double lo, double hi, double target)
+{
+    int n;
+
+    if (!(f(lo, arg) <= target)) {
+        return lo;
+    }
+    if (f(hi, arg) <= target) {
+        return hi;
+    }
+    for (n = 0; n < 60 && hi - lo > 1e-6; n++) {
+        double mid = 0.5 * (lo + hi);
+
+        if (f(mid, arg) <= target) {
+            lo = mid;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+double qc_pi_model_ratio(double measured, double model)
+{
+    if (!isfinite(measured) || !isfinite(model) || !(model > 1e-3)
+        || !(measured < 0.95)) {
+        return 1.0;
+    }
+    return clampd(measured / model, 0.25, 4.0);
+}
+
+int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff)
+{
+    /* Not twice running: the period after a jump mixes both levels.
+     * Nor to where the output already is (idle at the top): that would
+     * only unprime the loop for the next, real jump. */
+    if (!pi->primed || !isfinite(setpoint) || !isfinite(measured)
+        || !isfinite(m_ff)
+        || !(fabs(setpoint - measured) > QC_PI_JUMP * fabs(setpoint))
+        || fabs(clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
+        return 0;
+    }
+    pi->m = clampd(m_ff, 0.0, pi->m_max);
+    pi->primed = 0;
+    return 1;
 }
 
 double qc_pi_output(const qc_pi_t *pi)

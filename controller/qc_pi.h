@@ -28,6 +28,10 @@
 /* Pass as `applied` to qc_pi_step(): the loop's own output is in force. */
 #define QC_PI_APPLIED_OWN (-1.0)
 
+/* An error beyond this fraction of the set point is a large signal:
+ * qc_pi_jump() moves the output to the model's answer at once. */
+#define QC_PI_JUMP 0.3
+
 typedef struct {
     double m;           /* output, in [0, m_max] */
     double m_max;       /* M */
@@ -38,9 +42,10 @@ typedef struct {
 } qc_pi_t;
 
 /*
- * PI gains for G(s) = Kp (1 + Ki / s) on P(s) = p e^(-sT/2), controller
+ * PI gains for G(s) = Kp (1 + Ki / s) on P(s) = p e^(-sT) (a hold and a
+ * period-averaging sensor, T/2 each; derivation in qc_pi.c), controller
  * phase pi/6 and gain margin G: Kp = sqrt(3) / (2 G p) (dimension: 1/p),
- * Ki = 5 pi / (3 sqrt(3) T) (1/s).  p, T and G are floored at
+ * Ki = 5 pi / (6 sqrt(3) T) (1/s).  p, T and G are floored at
  * QC_PI_GAIN_MIN, 1e-3 s and 1.
  */
 void qc_pi_gains(double p, double T, double G, double *kp, double *ki);
@@ -97,6 +102,44 @@ void qc_pi_init(qc_pi_t *pi, double m_max, double m_init);
  */
 double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
                   double T, double G, double applied);
+
+/*
+ * Utilization at level m by linear interpolation of u[0..M] (as the
+ * actuator mixes trees I and I + 1 in proportion F, §4.2).
+ */
+double qc_pi_util_at(const double *u, unsigned M, double m);
+
+/*
+ * The largest m in [lo, hi] with f(m, arg) <= target, for f
+ * nondecreasing in m: lo when even f(lo) exceeds it, hi when f(hi) does
+ * not.  Bisection to 1e-6.
+ */
+double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
+                    double lo, double hi, double target);
+
+/*
+ * measured / model, the factor by which the model is off where the loop
+ * is, for scaling the set point handed to qc_pi_invert(); 1 when the
+ * model predicts next to nothing there or the measurement is saturated
+ * (>= 0.95: capped, it says nothing of the factor), else clamped to
+ * [1/4, 4].
+ */
+double qc_pi_model_ratio(double measured, double model);
+
+/*
+ * Large signal.  The gains are tuned for small deviations about the set
+ * point, at the slope of the segment m is on; after a step from idle to
+ * several times the capacity they would walk m down one slope after
+ * another over many periods while the excess queues on the link (and
+ * takes further periods to drain).  When |setpoint - measured| exceeds
+ * QC_PI_JUMP * setpoint, the output goes straight to m_ff, the level
+ * the model says meets the set point, and the loop restarts there with
+ * no proportional kick from the stale error; returns 1.  Otherwise (or
+ * for non-finite input, when m_ff is where the output is already, or in
+ * the period right after a jump or qc_pi_init(), which mixes two levels)
+ * nothing changes and it returns 0: run qc_pi_step().
+ */
+int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff);
 
 /* Current output. */
 double qc_pi_output(const qc_pi_t *pi);

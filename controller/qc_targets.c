@@ -41,6 +41,19 @@ double qc_target_best_effort(const qc_model_t *mod, double u_bound,
     return at_least_zero(u_bound - u_guaranteed - bg);
 }
 
+double qc_target_trim(double trim, double u_bound, double u_measured,
+                      int active)
+{
+    if (!active || !(u_measured >= 0.0) || !(u_measured <= 1.5)) {
+        return trim;
+    }
+    trim += QC_TRIM_GAIN * (u_bound - u_measured);
+    if (trim < -0.5 * u_bound) {
+        return -0.5 * u_bound;
+    }
+    return trim > 0.25 * u_bound ? 0.25 * u_bound : trim;
+}
+
 double qc_share_level(double m_own, double m_b_norm, unsigned M)
 {
     double m_b = m_b_norm * (double)M;

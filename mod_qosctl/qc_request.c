@@ -179,9 +179,11 @@ static qc_request_t *qc_note_new(request_rec *r)
     return rq;
 }
 
-static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq)
+/* One atomic add per request: arrivals by tree, rejections at tree 0. */
+static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
+                             unsigned level)
 {
-    apr_atomic_inc64(&c->slot->cls[rq->cls].arrived);
+    apr_atomic_inc64(&c->slot->cls[rq->cls].level_arrived[level]);
     rq->counted = 1;
 }
 
@@ -219,16 +221,16 @@ int qc_decide(request_rec *r)
 
     rq = qc_note_new(r);
     rq->cls = qc_classify(r, c);
-    qc_count_arrival(c, rq);
     if (qc_is_excluded(r, c)) {
         rq->excluded = 1;
         rq->level = c->levels;
+        qc_count_arrival(c, rq, rq->level);
         return DECLINED;
     }
     rq->level = qc_pick(r, c, qc_level_fx(r, c, rq->cls));
+    qc_count_arrival(c, rq, rq->level);
     if (rq->level == 0) {
         rq->rejected = 1;
-        apr_atomic_inc64(&c->slot->cls[rq->cls].rejected);
         if (qc_rt.main->retry_after > 0) {
             apr_table_setn(r->err_headers_out, "Retry-After",
                            apr_itoa(r->pool, qc_rt.main->retry_after));
@@ -314,7 +316,7 @@ int qc_log(request_rec *r)
         rq->cls = qc_classify(r, c);
     }
     if (!rq->counted) {
-        qc_count_arrival(c, rq);
+        qc_count_arrival(c, rq, c->levels);
     }
     if (rq->rejected) {
         return DECLINED;        /* counted when it was decided */

@@ -15,10 +15,11 @@
 #define QC_SHM_H
 
 #include <apr.h>
+#include <apr_atomic.h>
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  1u
+#define QC_SHM_VERSION  2u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -30,8 +31,11 @@
 /* One client class of one virtual server, on its own cache lines. */
 typedef struct {
     /* request path */
-    volatile apr_uint64_t arrived;      /* decided on (not subrequests) */
-    volatile apr_uint64_t rejected;     /* answered 503 by the actuator */
+    /* Requests decided on (not subrequests), by the tree they were sent
+     * to when decided; [0]: answered 503.  Counted at the decision, not
+     * when the reply is done, so the controller sees a new level's
+     * effect in the very next period, however long the link's queue. */
+    volatile apr_uint64_t level_arrived[QC_MAX_TREES + 1];
     volatile apr_uint64_t responses;    /* completed, not rejected */
     volatile apr_uint64_t bytes;        /* body bytes of those */
     volatile apr_uint64_t level_responses[QC_MAX_TREES + 1]; /* by tree */
@@ -95,6 +99,23 @@ static APR_INLINE double qc_bitsd(apr_uint64_t v)
     union { double d; apr_uint64_t u; } x;
     x.u = v;
     return x.d;
+}
+
+/* Requests a class has seen (sum over trees) and those rejected. */
+static APR_INLINE apr_uint64_t qc_cls_arrived(qc_class_shm_t *cs)
+{
+    apr_uint64_t n = 0;
+    int k;
+
+    for (k = 0; k <= QC_MAX_TREES; k++) {
+        n += apr_atomic_read64(&cs->level_arrived[k]);
+    }
+    return n;
+}
+
+static APR_INLINE apr_uint64_t qc_cls_rejected(qc_class_shm_t *cs)
+{
+    return apr_atomic_read64(&cs->level_arrived[0]);
 }
 
 #endif /* QC_SHM_H */

@@ -62,8 +62,8 @@ static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
 {
     qc_class_shm_t *cs = &c->slot->cls[cls];
 
-    v->arrived = (double)apr_atomic_read64(&cs->arrived);
-    v->rejected = (double)apr_atomic_read64(&cs->rejected);
+    v->arrived = (double)qc_cls_arrived(cs);
+    v->rejected = (double)qc_cls_rejected(cs);
     v->responses = (double)apr_atomic_read64(&cs->responses);
     v->bytes = (double)apr_atomic_read64(&cs->bytes);
     v->m = c->fixed_set ? c->fixed_level
