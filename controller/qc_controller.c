@@ -1,6 +1,7 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +24,10 @@
  * the backlog (periods of link time) below which there is none. */
 #define QC_CTL_SETTLE 8
 #define QC_CTL_BACKLOG_IDLE 0.05
+
+/* The best-effort loop's own error, relative, within which it counts as
+ * settled for the trim. */
+#define QC_CTL_TRIM_BAND 0.1
 
 /* Largest change of a level per period (see qc_pi_set_max_step). */
 #define QC_CTL_MAX_STEP 0.5
@@ -273,7 +278,9 @@ static double qc_class_util(const qc_model_t *mod, const qc_ctl_class_t *cl,
     return qc_pi_util_at(u, levels, m);
 }
 
-/* Model utilization of best-effort traffic at normalized level m_b. */
+/* Model utilization of all traffic the best-effort level can move, at
+ * normalized level m_b: best-effort hosts at m_b, guaranteed classes at
+ * the higher of their own level and m_b (excess sharing). */
 static double qc_be_util(double m_b, void *arg)
 {
     const qc_ctl_t *ctl = arg;
@@ -283,12 +290,19 @@ static double qc_be_util(double m_b, void *arg)
     int k;
 
     for (i = 0; i < cfg->nvs; i++) {
-        if (cfg->vs[i].fixed || cfg->vs[i].guaranteed) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        if (vs->fixed) {
             continue;
         }
         for (k = 0; k < QC_NCLASSES; k++) {
-            u += qc_class_util(&ctl->model, &ctl->cls[i * QC_NCLASSES + k],
-                               cfg->vs[i].levels, m_b * cfg->vs[i].levels);
+            const qc_ctl_class_t *cl = &ctl->cls[i * QC_NCLASSES + k];
+            double m = m_b * vs->levels;
+
+            if (vs->guaranteed && qc_pi_output(&cl->pi) > m) {
+                m = qc_pi_output(&cl->pi);
+            }
+            u += qc_class_util(&ctl->model, cl, vs->levels, m);
         }
     }
     return u;
@@ -329,12 +343,16 @@ static double qc_class_level(const qc_model_t *mod, const qc_ctl_class_t *cl,
 /*
  * The trim corrects a persistent bias of the model, so it learns only
  * when an error can be one: best effort's level inside its range (at the
- * top nothing is degraded and the link is simply not full), no backlog
- * of decided work that the link has yet to send (after an overload the
- * link stays full for periods whatever the model says), and no large-
- * signal jump in the last QC_CTL_SETTLE periods.
+ * top nothing is degraded and the link is simply not full), the loop
+ * settled on the model (its own error within QC_CTL_TRIM_BAND of the
+ * target), no backlog of decided work that the link has yet to send
+ * (after an overload the link stays full for periods whatever the model
+ * says), and no large-signal jump in the last QC_CTL_SETTLE periods.
+ * Seen without the second condition: a G = 10 loop still working off a
+ * step learned a trim of -0.05 from the saturated link, and held U 9%
+ * below the set point afterwards.
  */
-static void qc_update_trim(qc_ctl_t *ctl, double m_b)
+static void qc_update_trim(qc_ctl_t *ctl, double m_b, double u)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double total = ctl->model.d;
@@ -359,6 +377,8 @@ static void qc_update_trim(qc_ctl_t *ctl, double m_b)
     ctl->be_trim = qc_target_trim(ctl->be_trim, cfg->bound,
                                   ctl->u_measured,
                                   m_b > 1e-3 && m_b < 1.0 - 1e-3
+                                  && fabs(u - ctl->be_target)
+                                     <= QC_CTL_TRIM_BAND * ctl->be_target
                                   && ctl->backlog < QC_CTL_BACKLOG_IDLE
                                   && ctl->since_jump >= QC_CTL_SETTLE);
 }
@@ -390,14 +410,21 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
             if (vs->guaranteed && qc_pi_output(&cl->pi) >= m) {
                 continue;       /* its own loop is in force */
             }
-            if (!vs->guaranteed) {
-                u += cl->u;
+            /* A guaranteed class served at the best-effort level (excess
+             * sharing, §5.3) is best effort's to hold: in its measurement
+             * and out of what its target leaves for the guarantees.
+             * Otherwise a guaranteed host over its contract with no
+             * best-effort traffic beside it kept m_b, and itself, at
+             * the top on a saturated link. */
+            if (vs->guaranteed) {
+                u_guaranteed -= cl->u;
             }
+            u += cl->u;
             gain += vs->levels * qc_class_gain(&ctl->model, cl, vs->levels,
                                                m);
         }
     }
-    qc_update_trim(ctl, m_b);
+    qc_update_trim(ctl, m_b, u);
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
                                            u_guaranteed) + ctl->be_trim;
     if (ctl->be_target < 0.0) {
@@ -419,8 +446,10 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     saturated = ctl->u_measured >= QC_CTL_SATURATED;
     first = ctl->periods_saturated == 0;
     ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
-    m_ff = qc_best_effort_level(ctl, ctl->be_target
-                                / qc_pi_model_ratio(u, qc_be_util(m_b, ctl)));
+    /* u_guaranteed is now what the guaranteed loops hold themselves. */
+    m_ff = qc_best_effort_level(ctl, (ctl->be_target + u_guaranteed)
+                                / qc_pi_model_ratio(u + u_guaranteed,
+                                                    qc_be_util(m_b, ctl)));
     if ((!saturated || first) && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff)) {
         ctl->since_jump = 0;
         return qc_pi_output(&ctl->be);

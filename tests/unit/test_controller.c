@@ -384,6 +384,58 @@ START_TEST(test_step_on_a_queued_link)
 }
 END_TEST
 
+/*
+ * A guaranteed host over its contract and nothing else: no best-effort
+ * traffic for the best-effort loop to act on, yet its basic class rides
+ * on that loop's level (excess sharing) until the link is at the bound;
+ * then basic is degraded and premium is not (§5.2, Fig. 14).
+ */
+START_TEST(test_differentiation_without_best_effort)
+{
+    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
+    plant_t basic = { 0.0, { 0.0, 4096.0, 32768.0 } };
+    qc_shm_t *q = make_shm(1);
+    double u = 0.0, tail = 0.0, m_p, m_b;
+    int period;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.bound = 0.9;
+    cfg.period = 1.0;
+    cfg.gain_margin = 4.0;
+    cfg.a0 = TRUE_A;
+    cfg.b0 = TRUE_B;
+    cfg.c0 = TRUE_C;
+    cfg.shm = q;
+    cfg.vs = &vs;
+    cfg.nvs = 1;
+    cfg.log_fd = -1;
+    cfg.state_fd = -1;
+    vs.slot = &q->slots[0];
+    qc_ctl_init(&ctl, &cfg, pool);
+    for (period = 1; period <= 60; period++) {
+        /* basic rises to 1.6 times what the link holds at the bound */
+        basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
+        u = plant_period(&q->slots[0].cls[QC_CLASS_PREMIUM], &prem, 2, 1.0)
+            + plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &basic, 2,
+                           1.0);
+        qc_ctl_step(&ctl, 1.0, u, (apr_int64_t)period * 1000000);
+        if (period > 40) {
+            tail += u / 20.0;
+        }
+    }
+    m_p = qc_level_from_fx(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx);
+    m_b = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
+    printf("differentiation without best effort: U %.3f, premium m %.3f, "
+           "basic m %.3f\n", tail, m_p, m_b);
+    ck_assert(m_p == 2.0);
+    ck_assert(m_b < 1.9);
+    ck_assert(tail < 0.9 * 1.1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("qc_controller");
@@ -397,6 +449,7 @@ int main(void)
     tcase_add_test(tc, test_link_sensor_and_maximum);
     tcase_add_test(tc, test_step_isolation_and_pinning);
     tcase_add_test(tc, test_step_on_a_queued_link);
+    tcase_add_test(tc, test_differentiation_without_best_effort);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();
