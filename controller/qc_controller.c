@@ -439,10 +439,9 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * queued, and clients whose handshakes wait behind them arrive in
      * bursts later (seen: 330 requests a second counted of 570 offered,
      * then 900).  Past the first such period only the PI acts, and only
-     * downward (the
-     * one-sided correction this replaces charged the backlog to best
-     * effort and rejected clients at a 0.9 bound; a jump on a burst
-     * rejected some too). */
+     * downward (the one-sided correction this replaces charged the
+     * backlog to best effort and rejected clients at a 0.9 bound; a jump
+     * on a burst rejected some too). */
     saturated = ctl->u_measured >= QC_CTL_SATURATED;
     first = ctl->periods_saturated == 0;
     ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
@@ -450,7 +449,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     m_ff = qc_best_effort_level(ctl, (ctl->be_target + u_guaranteed)
                                 / qc_pi_model_ratio(u + u_guaranteed,
                                                     qc_be_util(m_b, ctl)));
-    if ((!saturated || first) && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff)) {
+    if ((!saturated || first)
+        && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff)) {
         ctl->since_jump = 0;
         return qc_pi_output(&ctl->be);
     }
