@@ -374,8 +374,16 @@ static void qc_update_trim(qc_ctl_t *ctl, double m_b, double u)
     if (ctl->since_jump < QC_CTL_SETTLE) {
         ctl->since_jump++;
     }
+    /* Saturated for periods on end while the model sees the loop at its
+     * target: load the counters do not show (handshakes queued behind
+     * data arrive late), five times faster.  Seen: a step of background
+     * to 3x the link kept it saturated for 26 periods at the slow gain,
+     * and degraded a guaranteed host within its contract meanwhile. */
     ctl->be_trim = qc_target_trim(ctl->be_trim, cfg->bound,
                                   ctl->u_measured,
+                                  ctl->u_measured >= QC_CTL_SATURATED
+                                  && ctl->periods_saturated >= 2
+                                  ? 5 * QC_TRIM_GAIN : QC_TRIM_GAIN,
                                   m_b > 1e-3 && m_b < 1.0 - 1e-3
                                   && fabs(u - ctl->be_target)
                                      <= QC_CTL_TRIM_BAND * ctl->be_target
@@ -592,7 +600,11 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
                                              cl->u_target, cl->u,
                                              cl->m_applied);
 
+                /* No jump on a saturated link: arrivals come in bursts
+                 * there (handshakes queued behind data), and a host
+                 * within its contract was degraded by one. */
                 if (applied != QC_PI_APPLIED_OWN
+                    || ctl->u_measured >= QC_CTL_SATURATED
                     || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff)) {
                     own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
                                      cfg->period, cfg->gain_margin,

@@ -42,12 +42,13 @@ double qc_target_best_effort(const qc_model_t *mod, double u_bound,
 }
 
 double qc_target_trim(double trim, double u_bound, double u_measured,
-                      int active)
+                      double gain, int active)
 {
-    if (!active || !(u_measured >= 0.0) || !(u_measured <= 1.5)) {
+    if (!active || !(u_measured >= 0.0) || !(u_measured <= 1.5)
+        || !(gain > 0.0 && gain <= 1.0)) {
         return trim;
     }
-    trim += QC_TRIM_GAIN * (u_bound - u_measured);
+    trim += gain * (u_bound - u_measured);
     if (trim < -0.5 * u_bound) {
         return -0.5 * u_bound;
     }

@@ -46,14 +46,15 @@ double qc_target_basic(double u_star, double u_premium);
  * saturation: near the link's capacity it can under-read the load
  * (seen at a 0.9 bound: a fitted a = 0 missed 600 bytes of TCP
  * handshake per reply, and the link sat at 0.98 with the model at
- * 0.865).  The trim integrates the measured error slowly,
- * QC_TRIM_GAIN of it per period, within [-bound/2, +bound/4], and only
- * while `active` (the caller's judgement that the error is the model's:
- * the loop in its range, no transient).  Returns the new trim.
+ * 0.865).  The trim integrates the measured error, `gain` of it per
+ * period (QC_TRIM_GAIN: slowly, as the measurement is noisy), within
+ * [-bound/2, +bound/4], and only while `active` (the caller's judgement
+ * that the error is the model's: the loop in its range, no transient).
+ * Returns the new trim.
  */
 #define QC_TRIM_GAIN 0.1
 double qc_target_trim(double trim, double u_bound, double u_measured,
-                      int active);
+                      double gain, int active);
 
 /*
  * Best-effort target (§5.3): the utilization bound less u_guaranteed,
