@@ -374,16 +374,8 @@ static void qc_update_trim(qc_ctl_t *ctl, double m_b, double u)
     if (ctl->since_jump < QC_CTL_SETTLE) {
         ctl->since_jump++;
     }
-    /* Saturated for periods on end while the model sees the loop at its
-     * target: load the counters do not show (handshakes queued behind
-     * data arrive late), five times faster.  Seen: a step of background
-     * to 3x the link kept it saturated for 26 periods at the slow gain,
-     * and degraded a guaranteed host within its contract meanwhile. */
     ctl->be_trim = qc_target_trim(ctl->be_trim, cfg->bound,
-                                  ctl->u_measured,
-                                  ctl->u_measured >= QC_CTL_SATURATED
-                                  && ctl->periods_saturated >= 2
-                                  ? 5 * QC_TRIM_GAIN : QC_TRIM_GAIN,
+                                  ctl->u_measured, QC_TRIM_GAIN,
                                   m_b > 1e-3 && m_b < 1.0 - 1e-3
                                   && fabs(u - ctl->be_target)
                                      <= QC_CTL_TRIM_BAND * ctl->be_target
