@@ -234,6 +234,27 @@ START_TEST(test_step_isolation_and_pinning)
 }
 END_TEST
 
+/* A controller for one host on a one-slot segment, true model, T = 1 s,
+ * G = 4. */
+static void one_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg, qc_ctl_vs_t *vs,
+                     qc_shm_t *q, double bound)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->bound = bound;
+    cfg->period = 1.0;
+    cfg->gain_margin = 4.0;
+    cfg->a0 = TRUE_A;
+    cfg->b0 = TRUE_B;
+    cfg->c0 = TRUE_C;
+    cfg->shm = q;
+    cfg->vs = vs;
+    cfg->nvs = 1;
+    cfg->log_fd = -1;
+    cfg->state_fd = -1;
+    vs->slot = &q->slots[0];
+    qc_ctl_init(ctl, cfg, pool);
+}
+
 /*
  * A link with a queue (bench/step-response in miniature): the work of
  * each period's decisions (a + b x per reply, c per rejection) joins a
@@ -329,20 +350,7 @@ START_TEST(test_step_on_a_queued_link)
     double u[40], over = 0.0;
     int k, settle = -1, reached = -1;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.bound = 0.58;
-    cfg.period = 1.0;
-    cfg.gain_margin = 4.0;
-    cfg.a0 = TRUE_A;
-    cfg.b0 = TRUE_B;
-    cfg.c0 = TRUE_C;
-    cfg.shm = q;
-    cfg.vs = &vs;
-    cfg.nvs = 1;
-    cfg.log_fd = -1;
-    cfg.state_fd = -1;
-    vs.slot = &q->slots[0];
-    qc_ctl_init(&ctl, &cfg, pool);
+    one_host(&ctl, &cfg, &vs, q, 0.58);
     be.r = 20.0;                        /* light load: sizes get known */
     for (k = -5; k < 40; k++) {
         double uk;
@@ -401,20 +409,7 @@ START_TEST(test_differentiation_without_best_effort)
     double u = 0.0, tail = 0.0, m_p, m_b;
     int period;
 
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.bound = 0.9;
-    cfg.period = 1.0;
-    cfg.gain_margin = 4.0;
-    cfg.a0 = TRUE_A;
-    cfg.b0 = TRUE_B;
-    cfg.c0 = TRUE_C;
-    cfg.shm = q;
-    cfg.vs = &vs;
-    cfg.nvs = 1;
-    cfg.log_fd = -1;
-    cfg.state_fd = -1;
-    vs.slot = &q->slots[0];
-    qc_ctl_init(&ctl, &cfg, pool);
+    one_host(&ctl, &cfg, &vs, q, 0.9);
     for (period = 1; period <= 60; period++) {
         /* basic rises to 1.6 times what the link holds at the bound */
         basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
