@@ -17,8 +17,6 @@
  * page) must not stand for the hundreds that follow it. */
 #define QC_XBAR_KEEP 0.7
 
-/* Utilization from which the sensors, not the model, are believed. */
-#define QC_CTL_SATURATED 0.95
 
 /* Periods after a large-signal jump before the trim learns again, and
  * the backlog (periods of link time) below which there is none. */
@@ -125,7 +123,6 @@ static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
         }
     }
     cl->prev = now;
-    cl->w_sent = qc_sent_bytes(cl, levels);
 }
 
 /*
@@ -238,7 +235,7 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
      * sensor still sees old load draining from socket and link queues:
      * such a period would teach the model the lag, not the costs (seen:
      * a tenfold a, with d pinned at its floor to make up). */
-    if (u_measured >= 0.0 && ctl->prev_u < QC_CTL_SATURATED
+    if (u_measured >= 0.0 && ctl->prev_u < QC_PI_SATURATED
         && !qc_jumped(w, ctl->prev_w)
         && !qc_jumped(served, ctl->prev_served)
         && !qc_jumped(rej, ctl->prev_rej)) {
@@ -278,12 +275,20 @@ static double qc_class_util(const qc_model_t *mod, const qc_ctl_class_t *cl,
     return qc_pi_util_at(u, levels, m);
 }
 
+/* Is a class of a host that is not pinned served at the best-effort
+ * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
+ * when m is above its own loop's output (excess sharing, §5.3). */
+static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
+                        double m)
+{
+    return !vs->guaranteed || qc_pi_output(&cl->pi) < m;
+}
+
 /* Model utilization of all traffic the best-effort level can move, at
- * normalized level m_b: best-effort hosts at m_b, guaranteed classes at
- * the higher of their own level and m_b (excess sharing). */
+ * normalized level m_b: each class at the level it is served at. */
 static double qc_be_util(double m_b, void *arg)
 {
-    const qc_ctl_t *ctl = arg;
+    qc_ctl_t *ctl = arg;
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u = 0.0;
     unsigned i;
@@ -296,13 +301,12 @@ static double qc_be_util(double m_b, void *arg)
             continue;
         }
         for (k = 0; k < QC_NCLASSES; k++) {
-            const qc_ctl_class_t *cl = &ctl->cls[i * QC_NCLASSES + k];
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
             double m = m_b * vs->levels;
 
-            if (vs->guaranteed && qc_pi_output(&cl->pi) > m) {
-                m = qc_pi_output(&cl->pi);
-            }
-            u += qc_class_util(&ctl->model, cl, vs->levels, m);
+            u += qc_class_util(&ctl->model, cl, vs->levels,
+                               qc_be_drives(vs, cl, m) ? m
+                               : qc_pi_output(&cl->pi));
         }
     }
     return u;
@@ -407,7 +411,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
             double m = m_b * vs->levels;
 
-            if (vs->guaranteed && qc_pi_output(&cl->pi) >= m) {
+            if (!qc_be_drives(vs, cl, m)) {
                 continue;       /* its own loop is in force */
             }
             /* A guaranteed class served at the best-effort level (excess
@@ -442,7 +446,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * downward (the one-sided correction this replaces charged the
      * backlog to best effort and rejected clients at a 0.9 bound; a jump
      * on a burst rejected some too). */
-    saturated = ctl->u_measured >= QC_CTL_SATURATED;
+    saturated = ctl->u_measured >= QC_PI_SATURATED;
     first = ctl->periods_saturated == 0;
     ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
     /* u_guaranteed is now what the guaranteed loops hold themselves. */
@@ -565,7 +569,8 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
             cl->u = qc_model_util(&ctl->model, cl->r - cl->r_rej,
-                                  cl->w_sent, cl->r_rej);
+                                  qc_sent_bytes(cl, cfg->vs[i].levels),
+                                  cl->r_rej);
         }
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
             u_guaranteed += qc_guaranteed_targets(ctl, i);
@@ -596,7 +601,7 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
                  * there (handshakes queued behind data), and a host
                  * within its contract was degraded by one. */
                 if (applied != QC_PI_APPLIED_OWN
-                    || ctl->u_measured >= QC_CTL_SATURATED
+                    || ctl->u_measured >= QC_PI_SATURATED
                     || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff)) {
                     own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
                                      cfg->period, cfg->gain_margin,

@@ -68,7 +68,6 @@ typedef struct {
     double r_rej;
     double r_served;            /* replies completed/s */
     double w;                   /* bytes/s of replies completed */
-    double w_sent;              /* bytes/s of the replies decided on */
     double u;                   /* model utilization of what was decided */
     double u_target;
     double m_applied;           /* level the actuator applies */

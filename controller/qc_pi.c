@@ -244,7 +244,7 @@ double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
 double qc_pi_model_ratio(double measured, double model)
 {
     if (!isfinite(measured) || !isfinite(model) || !(model > 1e-3)
-        || !(measured < 0.95)) {
+        || !(measured < QC_PI_SATURATED)) {
         return 1.0;
     }
     return clampd(measured / model, 0.25, 4.0);

@@ -28,6 +28,10 @@
 /* Pass as `applied` to qc_pi_step(): the loop's own output is in force. */
 #define QC_PI_APPLIED_OWN (-1.0)
 
+/* Utilization from which a sensor is taken to be saturated: capped, it
+ * no longer tells how much load there is. */
+#define QC_PI_SATURATED 0.95
+
 /* An error beyond this fraction of the set point is a large signal:
  * qc_pi_jump() moves the output to the model's answer at once. */
 #define QC_PI_JUMP 0.3
@@ -121,7 +125,8 @@ double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
  * measured / model, the factor by which the model is off where the loop
  * is, for scaling the set point handed to qc_pi_invert(); 1 when the
  * model predicts next to nothing there or the measurement is saturated
- * (>= 0.95: capped, it says nothing of the factor), else clamped to
+ * (>= QC_PI_SATURATED: capped, it says nothing of the factor), else
+ * clamped to
  * [1/4, 4].
  */
 double qc_pi_model_ratio(double measured, double model);

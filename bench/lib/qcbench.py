@@ -93,26 +93,13 @@ def make_site(outdir):
     return outdir
 
 
-def our_children():
-    """Pids of the processes this process started (load generators)."""
-    me, out = os.getpid(), []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open("/proc/%s/stat" % pid) as f:
-                if int(f.read().rsplit(")", 1)[1].split()[1]) == me:
-                    out.append(int(pid))
-        except (OSError, IndexError, ValueError):
-            continue
-    return out
-
-
 def on_signals():
     """SIGINT/SIGTERM/SIGHUP end our servers and testbeds (via the
     harness) and the load generators we started, by pid, then exit
     through the callers' finally blocks."""
     def stop(signum, frame):
         qcharness.stop_all()
-        for pid in our_children():
+        for pid in qcharness.children_of(os.getpid()):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
         raise SystemExit(128 + signum)

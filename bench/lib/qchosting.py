@@ -137,13 +137,9 @@ def resolve_hosts(tb, hosts):
 def _ancestry(pid):
     """pid and its ancestors' pids."""
     out = []
-    while pid > 1 and len(out) < 64:
+    while pid and pid > 1 and len(out) < 64:
         out.append(pid)
-        try:
-            with open("/proc/%d/stat" % pid) as f:
-                pid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            break
+        pid = qcbench.qcharness.parent_pid(pid)
     return out
 
 

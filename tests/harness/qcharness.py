@@ -283,18 +283,23 @@ class Apache:
 
     def children(self):
         """Pids whose parent is this httpd."""
-        out = []
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open("/proc/%s/stat" % pid) as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == self.proc.pid:
-                    out.append(int(pid))
-            except (OSError, IndexError, ValueError):
-                continue
-        return out
+        return children_of(self.proc.pid)
+
+
+def parent_pid(pid):
+    """The parent of pid, from /proc (None once it is gone)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            # after the command name, which may hold spaces and ')'
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def children_of(ppid):
+    """Pids whose parent is ppid."""
+    return [int(p) for p in os.listdir("/proc")
+            if p.isdigit() and parent_pid(int(p)) == ppid]
 
 
 def ns_get(netns, url, headers=None, timeout=10):
