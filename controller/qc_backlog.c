@@ -1,0 +1,145 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "qc_backlog.h"
+
+#ifdef __linux__
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+
+#define QC_TCP_LISTEN 10        /* include/net/tcp_states.h */
+
+/* Bounds on one dump: a host has a few dozen listeners, not thousands. */
+#define QC_BACKLOG_MAX_RECVS 64
+
+static int qc_backlog_port(const qc_backlog_t *b, unsigned short port)
+{
+    unsigned i;
+
+    for (i = 0; i < b->nports; i++) {
+        if (b->ports[i] == port) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Sum of the accept queues of one family's matching listeners. */
+static long qc_backlog_dump(qc_backlog_t *b, int family)
+{
+    struct {
+        struct nlmsghdr nlh;
+        struct inet_diag_req_v2 req;
+    } msg;
+    long buf[2048];             /* 16 KB, aligned for nlmsghdr */
+    long sum = 0;
+    int n;
+
+    memset(&msg, 0, sizeof(msg));
+    msg.nlh.nlmsg_len = sizeof(msg);
+    msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    msg.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    msg.nlh.nlmsg_seq = ++b->seq;
+    msg.req.sdiag_family = (unsigned char)family;
+    msg.req.sdiag_protocol = IPPROTO_TCP;
+    msg.req.idiag_states = 1u << QC_TCP_LISTEN;
+    if (send(b->fd, &msg, sizeof(msg), 0) != (ssize_t)sizeof(msg)) {
+        return -1;
+    }
+    for (n = 0; n < QC_BACKLOG_MAX_RECVS; n++) {
+        ssize_t len = recv(b->fd, buf, sizeof(buf), 0);
+        struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+        if (len <= 0) {
+            return -1;
+        }
+        for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
+            const struct inet_diag_msg *d;
+
+            if (h->nlmsg_seq != b->seq) {
+                continue;       /* the rest of a dump that timed out */
+            }
+            if (h->nlmsg_type == NLMSG_DONE) {
+                return sum;
+            }
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                return -1;
+            }
+            d = NLMSG_DATA(h);
+            if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*d))
+                && qc_backlog_port(b, ntohs(d->id.idiag_sport))) {
+                sum += (long)d->idiag_rqueue;
+            }
+        }
+    }
+    return -1;
+}
+
+int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
+                    unsigned nports)
+{
+    struct timeval tv = { 0, 200000 };
+    unsigned short copy[QC_BACKLOG_MAX_PORTS];
+
+    nports = nports < QC_BACKLOG_MAX_PORTS ? nports : QC_BACKLOG_MAX_PORTS;
+    memcpy(copy, ports, nports * sizeof(*ports));   /* may be b->ports */
+    memset(b, 0, sizeof(*b));
+    b->nports = nports;
+    memcpy(b->ports, copy, nports * sizeof(*ports));
+    b->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+    if (b->fd < 0) {
+        return -1;
+    }
+    /* A reply that never comes must not stall the control period. */
+    setsockopt(b->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return 0;
+}
+
+long qc_backlog_read(qc_backlog_t *b)
+{
+    long v4, v6;
+
+    if (b->fd < 0 || b->nports == 0) {
+        return -1;
+    }
+    v4 = qc_backlog_dump(b, AF_INET);
+    v6 = qc_backlog_dump(b, AF_INET6);
+    /* A kernel without IPv6 answers the second with an error. */
+    if (v4 < 0) {
+        return v6;
+    }
+    return v6 < 0 ? v4 : v4 + v6;
+}
+
+#else /* !__linux__ */
+
+int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
+                    unsigned nports)
+{
+    memset(b, 0, sizeof(*b));
+    b->fd = -1;
+    return -1;
+}
+
+long qc_backlog_read(qc_backlog_t *b)
+{
+    return -1;
+}
+
+#endif
+
+void qc_backlog_close(qc_backlog_t *b)
+{
+    if (b->fd >= 0) {
+        close(b->fd);
+        b->fd = -1;
+    }
+}

@@ -1,0 +1,42 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Connections that have finished their handshake and wait for httpd to
+ * accept them: the accept queues of httpd's listening sockets (what
+ * `ss -lt` shows as Recv-Q), read from the kernel's sock_diag netlink
+ * interface once a period.  Free of httpd.
+ *
+ * They are arrivals the request counters have not seen yet.  On a
+ * saturated link the event MPM stops accepting while its connections
+ * wait to write, and the queue grew by 200 a second (seen: 380 of the
+ * 570 requests a second offered were counted, then bursts of 750 as the
+ * queue emptied); the controller adds the queue's growth to the counted
+ * arrivals.
+ */
+
+#ifndef QC_BACKLOG_H
+#define QC_BACKLOG_H
+
+#define QC_BACKLOG_MAX_PORTS 16
+
+typedef struct {
+    int fd;                     /* NETLINK_SOCK_DIAG; -1: none */
+    unsigned seq;               /* of the last request */
+    unsigned nports;
+    unsigned short ports[QC_BACKLOG_MAX_PORTS];     /* host order */
+} qc_backlog_t;
+
+/*
+ * Watch the listeners on these TCP ports (of this network namespace).
+ * Returns 0, or -1 when the kernel offers no sock_diag (the reader then
+ * says "unknown").
+ */
+int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
+                    unsigned nports);
+
+/* Connections waiting in those accept queues, or -1 when unknown. */
+long qc_backlog_read(qc_backlog_t *b);
+
+void qc_backlog_close(qc_backlog_t *b);
+
+#endif /* QC_BACKLOG_H */
