@@ -30,6 +30,9 @@
 /* Largest change of a level per period (see qc_pi_set_max_step). */
 #define QC_CTL_MAX_STEP 0.5
 
+/* Most the accept queues' change may scale the counted arrivals by. */
+#define QC_CTL_QUEUE_SCALE 4.0
+
 static unsigned qc_max_levels(const qc_ctl_config_t *cfg)
 {
     unsigned i, m = 1;
@@ -196,6 +199,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
                ? qc_bitsd(apr_atomic_read64(&q->m_best_effort_bits)) : 1.0);
     qc_pi_set_max_step(&ctl->be, QC_CTL_MAX_STEP / qc_max_levels(cfg));
     ctl->u_measured = -1.0;
+    ctl->queued = -1;
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
     apr_atomic_set64(&q->a_bits, qc_dbits(qc_rls_a(&ctl->rls)));
@@ -204,6 +208,51 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     apr_atomic_set64(&q->d_bits, qc_dbits(qc_rls_d(&ctl->rls)));
     apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)apr_time_now());
+}
+
+/*
+ * Arrivals the counters have not seen yet: the growth of httpd's accept
+ * queues over the period (qc_backlog.h); their shrinking is the same
+ * arrivals counted late, in a burst.  Every class waits in the same
+ * queues in the order it came, so each is scaled alike, rejections too:
+ * the waiting connections will be decided at the levels in force.  The
+ * completions the model learns from stay as counted.
+ */
+static void qc_add_queued(qc_ctl_t *ctl, long queued, double dt)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double n = 0.0, s;
+    long prev = ctl->queued;
+    unsigned i, j;
+    int k;
+
+    ctl->queued = queued;
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            n += qc_cls(ctl, i, k)->r * dt;
+        }
+    }
+    if (queued < 0 || prev < 0 || n < 1.0) {
+        return;
+    }
+    s = (n + (double)(queued - prev)) / n;
+    if (s > QC_CTL_QUEUE_SCALE) {
+        s = QC_CTL_QUEUE_SCALE;
+    }
+    else if (s < 1.0 / QC_CTL_QUEUE_SCALE) {
+        s = 1.0 / QC_CTL_QUEUE_SCALE;
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            cl->r *= s;
+            cl->r_rej *= s;
+            for (j = 0; j <= cfg->vs[i].levels; j++) {
+                cl->r_tree[j] *= s;
+            }
+        }
+    }
 }
 
 /* Did a rate change by half or more since the last period? */
@@ -251,8 +300,35 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
     ctl->model.d = qc_rls_d(&ctl->rls);
 }
 
+/*
+ * May a loop jump in the period right after a jump?  Its measurement is
+ * the load decided in the period, which follows a new level at once; on
+ * a saturated link the model ratio, which lags with the link's queue, is
+ * not used either.  The accept queues must be read, or arrivals counted
+ * late, in a burst, would be taken for load.
+ */
+static int qc_may_jump_again(const qc_ctl_t *ctl)
+{
+    return ctl->u_measured >= QC_PI_SATURATED && ctl->queued >= 0;
+}
+
+/*
+ * What a guaranteed class's own loop holds it to: its load, or its
+ * target when it is over it, for the loop cuts it there (at once, on a
+ * large error).  Best effort plans with this, not with the load of the
+ * moment: a host over its contract that had ridden on best effort's
+ * level left it for its own loop, and best effort, planning with the
+ * host's whole load, jumped to rejecting everyone (seen: 47 clients
+ * answered 503 at a link of 0.81).
+ */
+static double qc_held(const qc_ctl_class_t *cl, double u)
+{
+    return u < cl->u_target ? u : cl->u_target;
+}
+
 /* Premium gets the guarantee less the cost of rejecting basic; basic
- * gets what premium leaves (paper §5.2).  Returns their utilization. */
+ * gets what premium leaves (paper §5.2).  Returns what their loops hold
+ * them to (qc_held). */
 static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 {
     const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
@@ -262,7 +338,7 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 
     prem->u_target = qc_target_premium(&ctl->model, ustar, basic->r);
     basic->u_target = qc_target_basic(ustar, prem->u);
-    return prem->u + basic->u;
+    return qc_held(prem, prem->u) + qc_held(basic, basic->u);
 }
 
 /* Model utilization of one class at level m. */
@@ -304,9 +380,10 @@ static double qc_be_util(double m_b, void *arg)
             const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
             double m = m_b * vs->levels;
 
-            u += qc_class_util(&ctl->model, cl, vs->levels,
-                               qc_be_drives(vs, cl, m) ? m
-                               : qc_pi_output(&cl->pi));
+            u += qc_be_drives(vs, cl, m)
+                 ? qc_class_util(&ctl->model, cl, vs->levels, m)
+                 : qc_held(cl, qc_class_util(&ctl->model, cl, vs->levels,
+                                             qc_pi_output(&cl->pi)));
         }
     }
     return u;
@@ -397,7 +474,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
-    int saturated, first;
+    int saturated, may_jump;
     unsigned i;
     int k;
 
@@ -421,7 +498,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
              * best-effort traffic beside it kept m_b, and itself, at
              * the top on a saturated link. */
             if (vs->guaranteed) {
-                u_guaranteed -= cl->u;
+                u_guaranteed -= qc_held(cl, cl->u);
             }
             u += cl->u;
             gain += vs->levels * qc_class_gain(&ctl->model, cl, vs->levels,
@@ -438,23 +515,26 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     if (gain <= 0.0) {
         gain = 1e-3;
     }
-    /* On a saturated link the sensors cannot tell how far over it the
-     * load is: replies that left the model's books long ago are still
-     * queued, and clients whose handshakes wait behind them arrive in
-     * bursts later (seen: 330 requests a second counted of 570 offered,
-     * then 900).  Past the first such period only the PI acts, and only
-     * downward (the one-sided correction this replaces charged the
-     * backlog to best effort and rejected clients at a 0.9 bound; a jump
-     * on a burst rejected some too). */
+    /* On a saturated link the link sensor cannot tell how far over it
+     * the load is, and the counters miss the connections httpd has not
+     * accepted (seen: 330 requests a second counted of 570 offered, then
+     * 900); the accept queues' growth makes up for those (qc_add_queued).
+     * Without that reading, past the first saturated period only the PI
+     * acts (a jump on a burst rejected clients).  Either way best effort
+     * only goes down there (the one-sided correction this replaces
+     * charged the link's backlog to best effort and rejected clients at
+     * a 0.9 bound). */
     saturated = ctl->u_measured >= QC_PI_SATURATED;
-    first = ctl->periods_saturated == 0;
+    may_jump = !saturated || ctl->periods_saturated == 0
+               || ctl->queued >= 0;
     ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
     /* u_guaranteed is now what the guaranteed loops hold themselves. */
     m_ff = qc_best_effort_level(ctl, (ctl->be_target + u_guaranteed)
                                 / qc_pi_model_ratio(u + u_guaranteed,
                                                     qc_be_util(m_b, ctl)));
-    if ((!saturated || first)
-        && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff)) {
+    if (may_jump
+        && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff,
+                      qc_may_jump_again(ctl))) {
         ctl->since_jump = 0;
         return qc_pi_output(&ctl->be);
     }
@@ -479,6 +559,8 @@ static void qc_publish_global(qc_ctl_t *ctl, apr_int64_t now_us)
 {
     qc_shm_t *q = ctl->cfg->shm;
 
+    apr_atomic_set64(&q->accept_queue, ctl->queued < 0 ? ~(apr_uint64_t)0
+                     : (apr_uint64_t)ctl->queued);
     apr_atomic_set64(&q->a_bits, qc_dbits(ctl->model.a));
     apr_atomic_set64(&q->b_bits, qc_dbits(ctl->model.b));
     apr_atomic_set64(&q->c_bits, qc_dbits(ctl->model.c));
@@ -510,7 +592,8 @@ static void qc_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
     }
     if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
         len += snprintf(buf, sizeof(buf), "time\tvserver\tclass\tR\tR_rej\t"
-                        "W\tU_model\tU_target\tm\tU_measured\ta\tb\tc\n");
+                        "W\tU_model\tU_target\tm\tU_measured\ta\tb\tc\t"
+                        "queued\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES && len < sizeof(buf) - 256; k++) {
@@ -518,11 +601,11 @@ static void qc_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             len += snprintf(buf + len, sizeof(buf) - len,
                             "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t%.5f\t"
-                            "%.4f\t%.5f\t%.4g\t%.4g\t%.4g\n",
+                            "%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\n",
                             now_us / 1e6, cfg->vs[i].name, names[k], cl->r,
                             cl->r_rej, cl->w, cl->u, cl->u_target,
                             cl->m_applied, ctl->u_measured, ctl->model.a,
-                            ctl->model.b, ctl->model.c);
+                            ctl->model.b, ctl->model.c, ctl->queued);
         }
     }
     if (write(cfg->log_fd, buf, len) < 0) {
@@ -548,7 +631,7 @@ static void qc_save_state(qc_ctl_t *ctl)
     }
 }
 
-void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
+void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                  apr_int64_t now_us)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -564,6 +647,7 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
         }
     }
     qc_update_model(ctl, u_measured);
+    qc_add_queued(ctl, queued, dt);
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
@@ -597,12 +681,14 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
                                              cl->u_target, cl->u,
                                              cl->m_applied);
 
-                /* No jump on a saturated link: arrivals come in bursts
-                 * there (handshakes queued behind data), and a host
+                /* No jump on a saturated link unless the accept queues
+                 * are read: arrivals come in bursts there, and a host
                  * within its contract was degraded by one. */
                 if (applied != QC_PI_APPLIED_OWN
-                    || ctl->u_measured >= QC_PI_SATURATED
-                    || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff)) {
+                    || (ctl->u_measured >= QC_PI_SATURATED
+                        && ctl->queued < 0)
+                    || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff,
+                                   qc_may_jump_again(ctl))) {
                     own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
                                      cfg->period, cfg->gain_margin,
                                      applied);
@@ -666,7 +752,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         now = qc_mono();
         qc_ctl_step(ctl, now - last,
                     qc_sensors_max(cfg->sensors, cfg->nsensors, now),
-                    apr_time_now());
+                    qc_backlog_read(&cfg->backlog), apr_time_now());
         last = now;
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
                          ((qc_cpu_seconds() - cpu0) * 1e9));

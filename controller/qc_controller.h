@@ -21,6 +21,7 @@
 #include "qc_pi.h"
 #include "qc_targets.h"
 #include "qc_sensors.h"
+#include "qc_backlog.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -47,6 +48,7 @@ typedef struct {
     unsigned nvs;
     qc_sensor_t sensors[QC_CTL_MAX_SENSORS];
     unsigned nsensors;
+    qc_backlog_t backlog;       /* httpd's listeners; zeroed: unknown */
     int log_fd;                 /* QosCtlLog, -1 for none */
     int state_fd;               /* QosCtlStateFile, -1 for none */
 } qc_ctl_config_t;
@@ -88,6 +90,7 @@ typedef struct {
     double u_measured;          /* < 0 when no sensor could be read */
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;                              /* and its u_measured */
+    long queued;                /* accept queues at the last period */
     unsigned long periods;
 } qc_ctl_t;
 
@@ -100,9 +103,11 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
 
 /*
  * One period: dt seconds since the last, u_measured the sensors'
- * reading (< 0: unknown), now_us the wall clock (the heartbeat).
+ * reading (< 0: unknown), queued the connections in httpd's accept
+ * queues (qc_backlog_read; < 0: unknown), now_us the wall clock (the
+ * heartbeat).
  */
-void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured,
+void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                  apr_int64_t now_us);
 
 /*

@@ -152,6 +152,7 @@ void qc_pi_init(qc_pi_t *pi, double m_max, double m_init)
     pi->m = clampd(m_init, 0.0, pi->m_max);
     pi->e_prev = 0.0;
     pi->primed = 0;
+    pi->jumped = 0;
     pi->kp = 0.0;
     pi->ki = 0.0;
     pi->max_step = 0.0;
@@ -176,6 +177,7 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
         T = T_MIN;
     }
     e = setpoint - measured;
+    pi->jumped = 0;
     if (!pi->primed) {
         /* No proportional kick from an unknown previous error. */
         pi->e_prev = e;
@@ -250,12 +252,13 @@ double qc_pi_model_ratio(double measured, double model)
     return clampd(measured / model, 0.25, 4.0);
 }
 
-int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff)
+int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
+               int again)
 {
-    /* Not twice running: the period after a jump mixes both levels.
-     * Nor to where the output already is (idle at the top): that would
+    /* Not to where the output already is (idle at the top): that would
      * only unprime the loop for the next, real jump. */
-    if (!pi->primed || !isfinite(setpoint) || !isfinite(measured)
+    if (!(pi->primed || (pi->jumped && again))
+        || !isfinite(setpoint) || !isfinite(measured)
         || !isfinite(m_ff)
         || !(fabs(setpoint - measured) > QC_PI_JUMP * fabs(setpoint))
         || fabs(clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
@@ -263,6 +266,7 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff)
     }
     pi->m = clampd(m_ff, 0.0, pi->m_max);
     pi->primed = 0;
+    pi->jumped = 1;
     return 1;
 }
 

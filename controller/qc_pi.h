@@ -42,6 +42,7 @@ typedef struct {
     double max_step;    /* largest change per period, 0: unlimited */
     double e_prev;      /* error of the previous step */
     int primed;         /* e_prev is valid */
+    int jumped;         /* the last change was qc_pi_jump() */
     double kp, ki;      /* gains used by the last step, for reporting */
 } qc_pi_t;
 
@@ -140,11 +141,15 @@ double qc_pi_model_ratio(double measured, double model);
  * QC_PI_JUMP * setpoint, the output goes straight to m_ff, the level
  * the model says meets the set point, and the loop restarts there with
  * no proportional kick from the stale error; returns 1.  Otherwise (or
- * for non-finite input, when m_ff is where the output is already, or in
- * the period right after a jump or qc_pi_init(), which mixes two levels)
- * nothing changes and it returns 0: run qc_pi_step().
+ * for non-finite input, when m_ff is where the output is already, before
+ * the first qc_pi_step(), or in the period right after a jump, which
+ * mixes two levels, unless `again`) nothing changes and it returns 0: run
+ * qc_pi_step().  Pass again = 1 when the measurement does not lag the
+ * level: the load decided in the period, on a saturated sensor (where
+ * qc_pi_model_ratio() leaves the model alone).
  */
-int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff);
+int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
+               int again);
 
 /* Current output. */
 double qc_pi_output(const qc_pi_t *pi);

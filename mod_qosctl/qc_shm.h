@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  2u
+#define QC_SHM_VERSION  3u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -79,6 +79,8 @@ typedef struct {
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
     volatile apr_uint64_t u_best_effort_target_bits;
     volatile apr_uint64_t period_cpu_ns;        /* controller CPU/period */
+    /* connections waiting for httpd to accept them; ~0: unknown */
+    volatile apr_uint64_t accept_queue;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

@@ -151,6 +151,7 @@ typedef struct {
     unsigned pid;
     int fail_open;
     double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
+    double accept_queue;        /* -1: unknown */
 } qc_global_view_t;
 
 static void qc_global_view(qc_global_view_t *g)
@@ -172,6 +173,9 @@ static void qc_global_view(qc_global_view_t *g)
     g->m_be = qc_rd(&q->m_best_effort_bits);
     g->u_be_target = qc_rd(&q->u_best_effort_target_bits);
     g->cpu_ms = (double)apr_atomic_read64(&q->period_cpu_ns) / 1e6;
+    g->accept_queue = apr_atomic_read64(&q->accept_queue)
+                      == ~(apr_uint64_t)0 || !g->periods ? -1.0
+                      : (double)apr_atomic_read64(&q->accept_queue);
 }
 
 static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
@@ -216,6 +220,8 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
                g->fail_open ? "true" : "false");
     qc_json_num(r, g->cpu_ms);
+    qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
+                  ? 0.0 / 0.0 : g->accept_queue);
     qc_json_field(r, "},\"model\":{\"a\":", g->a);
     qc_json_field(r, ",\"b\":", g->b);
     qc_json_field(r, ",\"c\":", g->c);
@@ -301,6 +307,9 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
                   "(-1: never ran).", g->age < 0 ? -1.0 : g->age / 1e6);
     qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
                   g->fail_open);
+    qc_prom_gauge(r, "accept_queue", "Connections waiting for httpd to "
+                  "accept them, at the last period (-1: unknown).",
+                  g->accept_queue);
     ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
                "run.\n# TYPE qosctl_controller_periods_total counter\n"
                "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
@@ -368,8 +377,10 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
     }
     else {
         ap_rprintf(r, "<p>Controller: pid %u, last period %.2f s ago, "
-                   "%" APR_UINT64_T_FMT " periods%s.</p>\n", g->pid,
-                   g->age / 1e6, g->periods,
+                   "%" APR_UINT64_T_FMT " periods; %s connections waiting "
+                   "to be accepted%s.</p>\n", g->pid, g->age / 1e6,
+                   g->periods, g->accept_queue < 0 ? "unknown"
+                   : qc_num(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
     }
     ap_rputs("<table border=\"1\"><tr><th>virtual server</th>"

@@ -97,6 +97,30 @@ static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
     }
 }
 
+/* The TCP ports httpd listens on, for the controller's qc_backlog_t;
+ * opened by the controller itself (qc_ctl_worker). */
+static void qc_add_listeners(qc_ctl_config_t *cfg)
+{
+    qc_backlog_t *b = &cfg->backlog;
+    ap_listen_rec *lr;
+
+    b->fd = -1;
+    for (lr = ap_listeners; lr && b->nports < QC_BACKLOG_MAX_PORTS;
+         lr = lr->next) {
+        unsigned short port = (unsigned short)lr->bind_addr->port;
+        unsigned i;
+
+        for (i = 0; i < b->nports; i++) {
+            if (b->ports[i] == port) {
+                break;
+            }
+        }
+        if (i == b->nports) {
+            b->ports[b->nports++] = port;
+        }
+    }
+}
+
 static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
 {
     const qc_server_conf *g = qc_rt.main;
@@ -126,6 +150,7 @@ static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
         vs->fixed = c->fixed_set;
     }
     qc_add_sensors(s, g, cfg);
+    qc_add_listeners(cfg);
     return cfg;
 }
 
@@ -159,6 +184,12 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
         _exit(0);
     }
     qc_ctl_init(&ctl, cfg, p);
+    if (qc_backlog_init(&cfg->backlog, cfg->backlog.ports,
+                        cfg->backlog.nports) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QosCtl: cannot "
+                     "read the accept queues (sock_diag); arrivals still "
+                     "waiting for httpd go uncounted");
+    }
     ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: controller %ld "
                  "started, period %d ms, %u virtual servers, %u sensors",
                  (long)getpid(), (int)(cfg->period * 1000), cfg->nvs,
@@ -174,8 +205,8 @@ static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
     pid_t self = getpid();
 
     qc_ctl_signals();
+    cfg = qc_ctl_config(p, s);     /* before: it notes their ports */
     ap_close_listeners();
-    cfg = qc_ctl_config(p, s);
     cfg->log_fd = qc_open(s, qc_rt.main->log_path, O_WRONLY | O_APPEND,
                           "QosCtlLog");
     cfg->state_fd = qc_open(s, qc_rt.main->state_path, O_RDWR,

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import threading
 import time
 
@@ -192,12 +193,47 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
         lines = f.read().splitlines()
     assert lines[0].split("\t") == ["time", "vserver", "class", "R", "R_rej",
                                     "W", "U_model", "U_target", "m",
-                                    "U_measured", "a", "b", "c"]
+                                    "U_measured", "a", "b", "c", "queued"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 13 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 14 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]
+
+
+def last_queued(a):
+    """The accept queues at the controller's last period, from its log
+    (the status page needs a worker, and this test holds the only one)."""
+    with open(os.path.join(a.root, "qosctl.tsv")) as f:
+        rows = f.read().splitlines()
+    return int(rows[-1].split("\t")[-1]) if len(rows) > 1 else None
+
+
+def test_controller_reads_the_accept_queue(apache):
+    """Connections httpd has not accepted yet are arrivals the counters
+    miss.  With the one worker of a prefork server held by a client that
+    never finishes its request, further clients' connections and
+    requests wait in the listen queue (with their requests: httpd's
+    AcceptFilter defers a connection until data comes): the controller
+    must count them, and see them go once served."""
+    a = apache("QosCtlLog qosctl.tsv\n", mpm="prefork", mpm_conf=(
+        "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
+        "ServerLimit 1\nMaxRequestWorkers 1\n"))
+    assert wait_for(lambda: last_queued(a) == 0)
+    held = socket.create_connection((a.addr, a.port), 5)
+    waiting = []
+    try:
+        held.sendall(b"GET /x.txt HTTP/1.1\r\nHost: localhost\r\n")
+        time.sleep(0.5)
+        for _ in range(5):
+            waiting.append(socket.create_connection((a.addr, a.port), 5))
+            waiting[-1].sendall(b"GET /x.txt HTTP/1.0\r\n\r\n")
+        assert wait_for(lambda: last_queued(a) == 5)
+    finally:
+        held.close()
+        for s in waiting:
+            s.close()
+    assert wait_for(lambda: last_queued(a) == 0)
 
 
 PROM_SAMPLE = re.compile(
@@ -235,6 +271,7 @@ def parse_prometheus(text):
 def test_status_formats_parse(apache):
     a = apache("QosCtlGuarantee 50 13Mbit\n")
     wait_for(lambda: fresh_controller(a))
+    wait_for(lambda: controller(a)["periods"] >= 1)
     a.get("/x.txt")
     code, hdrs, body = a.get("/qosctl-status?format=json")
     assert code == 200 and hdrs["Content-Type"].startswith("application/json")
@@ -252,7 +289,9 @@ def test_status_formats_parse(apache):
     names = {s[0] for s in samples}
     assert {"qosctl_arrived_total", "qosctl_bytes_total", "qosctl_m",
             "qosctl_u_target", "qosctl_model_a_seconds",
-            "qosctl_utilization_measured"} <= names
+            "qosctl_utilization_measured", "qosctl_accept_queue"} <= names
+    # idle: the controller reads httpd's listeners, and nothing waits
+    assert [s[2] for s in samples if s[0] == "qosctl_accept_queue"] == [0]
     assert any(s[0] == "qosctl_arrived_total" and 'class="basic"' in s[1]
                and s[2] >= 1 for s in samples)
 

@@ -198,7 +198,7 @@ START_TEST(test_step_isolation_and_pinning)
             + plant_period(&q->slots[1].cls[QC_CLASS_BASIC], &v1, 2, 1.0);
         /* vary the load a little so the model can be learned */
         be.r = 2000.0 + 300.0 * sin(period * 0.7);
-        qc_ctl_step(&ctl, 1.0, u, (apr_int64_t)period * 1000000);
+        qc_ctl_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
         if (period > 40) {
             tail += u / 40.0;
         }
@@ -334,8 +334,10 @@ static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
 /*
  * Idle, then a step to 3x what the link carries at full quality: the
  * controller acts on the load it decided (not on replies the queue
- * releases late), jumps to the model's level, and holds while the queue
- * drains; the link then sits at the set point with no oscillation.
+ * releases late), jumps to the model's level (again in the next period
+ * if need be: the accept queue reads 0, so the counts are whole), and
+ * holds while the queue drains; the link then sits at the set point
+ * with no oscillation.
  * Goals of issue #4: within +-5% in <= 10 periods, overshoot <= 20%.
  */
 START_TEST(test_step_on_a_queued_link)
@@ -359,7 +361,7 @@ START_TEST(test_step_on_a_queued_link)
             be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
         }
         uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
-        qc_ctl_step(&ctl, 1.0, uk, (apr_int64_t)(k + 10) * 1000000);
+        qc_ctl_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k + 10) * 1000000);
         if (k >= 0) {
             u[k] = uk;
         }
@@ -416,7 +418,7 @@ START_TEST(test_differentiation_without_best_effort)
         u = plant_period(&q->slots[0].cls[QC_CLASS_PREMIUM], &prem, 2, 1.0)
             + plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &basic, 2,
                            1.0);
-        qc_ctl_step(&ctl, 1.0, u, (apr_int64_t)period * 1000000);
+        qc_ctl_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
         if (period > 40) {
             tail += u / 20.0;
         }
@@ -428,6 +430,106 @@ START_TEST(test_differentiation_without_best_effort)
     ck_assert(m_p == 2.0);
     ck_assert(m_b < 1.9);
     ck_assert(tail < 0.9 * 1.1);
+}
+END_TEST
+
+/*
+ * Arrivals that wait in httpd's accept queues are counted late, in a
+ * burst (seen on the testbed: 380 a second counted of 570 offered, then
+ * 750): the controller adds the queues' growth to what it counted, so
+ * the rate it acts on is the offered one throughout.  Without a reading
+ * before and after a period it takes the count as it is.
+ */
+START_TEST(test_accept_queue_counts_waiting_arrivals)
+{
+    static const struct {
+        apr_uint64_t counted;
+        long queued;            /* after the period; -1: unknown */
+        double want;            /* the rate the controller publishes */
+    } p[] = {
+        { 100, 0, 100.0 },      /* no reading before: as counted */
+        { 380, 190, 570.0 },
+        { 380, 380, 570.0 },
+        { 750, 200, 570.0 },
+        { 770, 0, 570.0 },
+        { 570, 0, 570.0 },
+        { 570, -1, 570.0 },
+        { 300, 50, 300.0 },     /* the reading before was unknown */
+        { 10, 500, 40.0 },      /* at most 4 times the count */
+    };
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q = make_shm(1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    unsigned i;
+
+    one_host(&ctl, &cfg, &vs, q, 0.58);
+    for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+        apr_atomic_add64(&cs->level_arrived[2], p[i].counted);
+        qc_ctl_step(&ctl, 1.0, 0.3, p[i].queued,
+                    (apr_int64_t)(i + 1) * 1000000);
+        ck_assert_msg(fabs(qc_bitsd(cs->r_bits) - p[i].want) < 1e-6,
+                      "period %u: rate %g, want %g", i,
+                      qc_bitsd(cs->r_bits), p[i].want);
+        ck_assert_uint_eq(q->accept_queue, p[i].queued < 0
+                          ? ~(apr_uint64_t)0 : (apr_uint64_t)p[i].queued);
+    }
+}
+END_TEST
+
+/*
+ * Excess sharing on a saturated link (bench/excess-sharing in
+ * miniature): a guaranteed host steps far past its contract while it
+ * rides on best effort's level.  Its own loop cuts it to its target;
+ * best effort must plan with that target, not with the host's load of
+ * the moment, or it jumps to rejecting its own clients (seen on the
+ * testbed: 47 best-effort clients answered 503 at a link of 0.81).  The
+ * host within its contract keeps full quality throughout.
+ */
+START_TEST(test_excess_sharing_step_rejects_nobody)
+{
+    qc_ctl_vs_t vs[3] = {
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0 },
+        { "v1:80", NULL, 2, 1, 1000.0, 1000.0 * 32768, 0 },
+        { "v2:80", NULL, 2, 1, 1200.0, 1200.0 * 32768, 0 },
+    };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t be = { 300.0, { 0.0, 8192.0, 32768.0 } };
+    plant_t v1 = { 800.0, { 0.0, 8192.0, 32768.0 } };
+    plant_t v2 = { 1000.0, { 0.0, 8192.0, 32768.0 } };
+    qc_shm_t *q = make_shm(3);
+    double u = 0.0, lowest = 2.0, tail = 0.0;
+    int period;
+    unsigned i;
+
+    one_host(&ctl, &cfg, vs, q, 0.9);
+    cfg.nvs = 3;
+    for (i = 0; i < 3; i++) {
+        vs[i].slot = &q->slots[i];
+    }
+    qc_ctl_init(&ctl, &cfg, pool);
+    for (period = 1; period <= 60; period++) {
+        double m_be;
+
+        v1.r = period <= 20 ? 800.0 : 2500.0;
+        u = plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0)
+            + plant_period(&q->slots[1].cls[QC_CLASS_BASIC], &v1, 2, 1.0)
+            + plant_period(&q->slots[2].cls[QC_CLASS_BASIC], &v2, 2, 1.0);
+        qc_ctl_step(&ctl, 1.0, u, 0, (apr_int64_t)period * 1000000);
+        m_be = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
+        lowest = m_be < lowest ? m_be : lowest;
+        ck_assert(qc_level_from_fx(q->slots[2].cls[QC_CLASS_BASIC].level_fx)
+                  == 2.0);
+        if (period > 40) {
+            tail += u / 20.0;
+        }
+    }
+    printf("excess sharing step: lowest best-effort m %.3f, U %.3f\n",
+           lowest, tail);
+    ck_assert(lowest >= 1.0);
+    ck_assert(fabs(tail - 0.9) < 0.05);
 }
 END_TEST
 
@@ -445,6 +547,8 @@ int main(void)
     tcase_add_test(tc, test_step_isolation_and_pinning);
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_differentiation_without_best_effort);
+    tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
+    tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();

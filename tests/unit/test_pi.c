@@ -184,7 +184,7 @@ static void run_step(double G, unsigned M, const double *lv_plant,
         m_ff = qc_pi_invert(levels_cb, &lv, 0.0, (double)M, U_SET
                             / qc_pi_model_ratio(um, qc_pi_util_at(
                                 model, M, qc_pi_output(&pi))));
-        if (jump && qc_pi_jump(&pi, U_SET, um, m_ff)) {
+        if (jump && qc_pi_jump(&pi, U_SET, um, m_ff, 0)) {
             mk = qc_pi_output(&pi);
         }
         else {
@@ -528,32 +528,37 @@ START_TEST(test_jump)
 
     qc_pi_init(&pi, 2.0, 2.0);
     /* not before a first step: there is no known level to jump from */
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.07), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.07, 0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.07, 1), 0);
     qc_pi_step(&pi, 0.58, 0.58, 2.71, 1.0, 4.0, QC_PI_APPLIED_OWN);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.70, 1.07), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.70, 1.07, 0), 0);
     ck_assert(qc_pi_output(&pi) == 2.0);
     /* idle at the top: nowhere to jump, the loop stays primed */
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.01, 2.0), 0);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.01, 5.0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.01, 2.0, 0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.01, 5.0, 0), 0);
     ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP) - 1e-9,
-                                1.07), 0);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.07), 1);
+                                1.07, 0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.07, 0), 1);
     ck_assert(qc_pi_output(&pi) == 1.07);
     /* no kick: the first step after a jump is integral action only */
     m = qc_pi_step(&pi, 0.58, 0.60, 2.71, 1.0, 4.0, QC_PI_APPLIED_OWN);
     ck_assert(m < 1.07);
     ck_assert(fabs((1.07 - m) - pi.kp * pi.ki * 1.0 * 0.02) < 1e-12);
     /* clamped to the range; not twice running; up as well as down */
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, -0.5), 1);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, -0.5, 0), 1);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.0, 0), 0);
+    /* ... unless the measurement does not lag: then at once again */
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 1.0, 1), 1);
+    ck_assert(qc_pi_output(&pi) == 1.0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.1, 0.0, 1), 1);
     qc_pi_step(&pi, 0.58, 0.58, 2.71, 1.0, 4.0, QC_PI_APPLIED_OWN);
     ck_assert(qc_pi_output(&pi) == 0.0);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.1, 9.0), 1);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.1, 9.0, 0), 1);
     ck_assert(qc_pi_output(&pi) == 2.0);
     qc_pi_step(&pi, 0.58, 0.58, 2.71, 1.0, 4.0, QC_PI_APPLIED_OWN);
     /* non-finite input changes nothing */
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, NAN, 1.0), 0);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.0, INFINITY), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, NAN, 1.0, 0), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 3.0, INFINITY, 0), 0);
     ck_assert(qc_pi_output(&pi) == 2.0);
 }
 END_TEST
