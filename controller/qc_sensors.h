@@ -2,10 +2,10 @@
 
 /*
  * Utilization sensors of the bottleneck resource (QosCtlResource), free
- * of httpd.  One small interface, so that more sensors (accept-queue
- * length, SYN drops) can be added without touching the controller:
- * init fills in a qc_sensor_t, sample returns the utilization over the
- * time since the previous sample.  File locations are parameters so
+ * of httpd.  One small interface, so that more resources can be added
+ * without touching the controller: init fills in a qc_sensor_t, sample
+ * returns the utilization over the time since the previous sample.
+ * (Arrivals waiting to be accepted are not a utilization: qc_backlog.h.)  File locations are parameters so
  * tests can feed recorded /proc and /sys contents.
  */
 
