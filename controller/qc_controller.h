@@ -86,6 +86,7 @@ typedef struct {
     double backlog;             /* decided, not yet sent (periods of U) */
     unsigned since_jump;        /* periods since best effort's last jump */
     unsigned periods_saturated; /* in a row, up to the last one */
+    unsigned saturated_idle;    /* in a row, with no backlog (the trim's) */
     double be_u;
     double u_measured;          /* < 0 when no sensor could be read */
     double prev_served, prev_w, prev_rej;       /* last period's totals */

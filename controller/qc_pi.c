@@ -253,14 +253,16 @@ double qc_pi_model_ratio(double measured, double model)
 }
 
 int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
-               int again)
+               int saturated)
 {
     /* Not to where the output already is (idle at the top): that would
      * only unprime the loop for the next, real jump. */
-    if (!(pi->primed || (pi->jumped && again))
+    if (!(pi->primed || (pi->jumped && saturated))
         || !isfinite(setpoint) || !isfinite(measured)
         || !isfinite(m_ff)
-        || !(fabs(setpoint - measured) > QC_PI_JUMP * fabs(setpoint))
+        || !(fabs(setpoint - measured)
+             > (saturated ? QC_PI_JUMP_SATURATED : QC_PI_JUMP)
+               * fabs(setpoint))
         || fabs(clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
         return 0;
     }

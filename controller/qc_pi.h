@@ -33,8 +33,12 @@
 #define QC_PI_SATURATED 0.95
 
 /* An error beyond this fraction of the set point is a large signal:
- * qc_pi_jump() moves the output to the model's answer at once. */
+ * qc_pi_jump() moves the output to the model's answer at once.  On a
+ * saturated sensor a smaller one is: everything over capacity queues
+ * there (seen: best effort 20% over its target for a whole 10-s step,
+ * the link at 0.98 under a 0.9 bound, while the PI walked down). */
 #define QC_PI_JUMP 0.3
+#define QC_PI_JUMP_SATURATED 0.15
 
 typedef struct {
     double m;           /* output, in [0, m_max] */
@@ -138,18 +142,20 @@ double qc_pi_model_ratio(double measured, double model);
  * several times the capacity they would walk m down one slope after
  * another over many periods while the excess queues on the link (and
  * takes further periods to drain).  When |setpoint - measured| exceeds
- * QC_PI_JUMP * setpoint, the output goes straight to m_ff, the level
+ * QC_PI_JUMP * setpoint (QC_PI_JUMP_SATURATED * setpoint when
+ * `saturated`), the output goes straight to m_ff, the level
  * the model says meets the set point, and the loop restarts there with
  * no proportional kick from the stale error; returns 1.  Otherwise (or
  * for non-finite input, when m_ff is where the output is already, before
  * the first qc_pi_step(), or in the period right after a jump, which
- * mixes two levels, unless `again`) nothing changes and it returns 0: run
- * qc_pi_step().  Pass again = 1 when the measurement does not lag the
- * level: the load decided in the period, on a saturated sensor (where
- * qc_pi_model_ratio() leaves the model alone).
+ * mixes two levels, unless `saturated`) nothing changes and it returns
+ * 0: run qc_pi_step().  Pass saturated = 1 when the sensor is saturated
+ * and the measurement does not lag the level: the load decided in the
+ * period, all arrivals counted (qc_pi_model_ratio() leaves the model
+ * alone there).
  */
 int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
-               int again);
+               int saturated);
 
 /* Current output. */
 double qc_pi_output(const qc_pi_t *pi);

@@ -47,12 +47,16 @@ double qc_target_basic(double u_star, double u_premium);
  * (seen at a 0.9 bound: a fitted a = 0 missed 600 bytes of TCP
  * handshake per reply, and the link sat at 0.98 with the model at
  * 0.865).  The trim integrates the measured error, `gain` of it per
- * period (QC_TRIM_GAIN: slowly, as the measurement is noisy), within
+ * period (QC_TRIM_GAIN: slowly, as the measurement is noisy;
+ * QC_TRIM_GAIN_SATURATED when the caller knows the link stays saturated
+ * with nothing decided left to send, where the error only understates
+ * the bias, for the sensor is capped at 1), within
  * [-bound/2, +bound/4], and only while `active` (the caller's judgement
  * that the error is the model's: the loop in its range, no transient).
  * Returns the new trim.
  */
 #define QC_TRIM_GAIN 0.1
+#define QC_TRIM_GAIN_SATURATED 0.5
 double qc_target_trim(double trim, double u_bound, double u_measured,
                       double gain, int active);
 
