@@ -277,30 +277,9 @@ class BenchServer(qcharness.Apache):
 
     def offer(self, uri, rate, seconds, clients=CLIENTS, timeout=5,
               first_client=0, cpus=CLIENT_CPUS):
-        """rate req/s for seconds from `clients` client addresses, split
-        evenly over the testbed's client namespaces (one
-        qcharness.httperf_clients each, in parallel): the summed report,
-        'runs' holding every httperf process's."""
-        spaces = self.tb.client_ns[:clients]
-        groups = [len(range(i, clients, len(spaces)))
-                  for i in range(len(spaces))]
-        reps = [None] * len(spaces)
-
-        def one(i):
-            reps[i] = qcharness.httperf_clients(
-                self.tb.server_addr, self.port, uri,
-                rate * groups[i] / clients, seconds, clients=groups[i],
-                timeout=timeout, first_client=first_client + sum(groups[:i]),
-                netns=spaces[i], cpus=cpus)
-        threads = [threading.Thread(target=one, args=(i,))
-                   for i in range(len(spaces))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(seconds + 400)
-        if None in reps:
-            raise RuntimeError("a client namespace's load did not finish")
-        return merge_reports(reps)
+        """offer() to this server."""
+        return offer(self.tb, self.port, uri, rate, seconds, clients,
+                     timeout, first_client, cpus)
 
     def ctl_rows(self, name="ctl.tsv", **kw):
         """read_ctl_log() of the QosCtlLog file name in our root."""
@@ -311,6 +290,34 @@ class BenchServer(qcharness.Apache):
         cleanup() removes the root."""
         shutil.copyfile(os.path.join(self.root, name), dest)
         return dest
+
+
+def offer(tb, port, uri, rate, seconds, clients=CLIENTS, timeout=5,
+          first_client=0, cpus=CLIENT_CPUS):
+    """rate req/s for seconds from `clients` client addresses, split
+    evenly over the testbed's client namespaces (one
+    qcharness.httperf_clients each, in parallel): the summed report,
+    'runs' holding every httperf process's."""
+    spaces = tb.client_ns[:clients]
+    groups = [len(range(i, clients, len(spaces)))
+              for i in range(len(spaces))]
+    reps = [None] * len(spaces)
+
+    def one(i):
+        reps[i] = qcharness.httperf_clients(
+            tb.server_addr, port, uri, rate * groups[i] / clients, seconds,
+            clients=groups[i], timeout=timeout,
+            first_client=first_client + sum(groups[:i]), netns=spaces[i],
+            cpus=cpus)
+    threads = [threading.Thread(target=one, args=(i,))
+               for i in range(len(spaces))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(seconds + 400)
+    if None in reps:
+        raise RuntimeError("a client namespace's load did not finish")
+    return merge_reports(reps)
 
 
 def merge_reports(reps):
