@@ -344,9 +344,9 @@ static int qc_saturated_counted(const qc_ctl_t *ctl)
 static double qc_jump_floor(const qc_ctl_t *ctl, double m_ff, double m,
                             double lowest)
 {
-    double floor = m < lowest ? m : lowest;
+    double lo = m < lowest ? m : lowest;
 
-    return qc_saturated_counted(ctl) && m_ff < floor ? floor : m_ff;
+    return qc_saturated_counted(ctl) && m_ff < lo ? lo : m_ff;
 }
 
 /*
