@@ -309,7 +309,6 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
         && !qc_jumped(rej, ctl->prev_rej)) {
         qc_rls_update(&ctl->rls, served, w, rej, u_measured);
     }
-    ctl->prev_u = u_measured;
     ctl->prev_w = w;
     ctl->prev_served = served;
     ctl->prev_rej = rej;
@@ -320,33 +319,40 @@ static void qc_update_model(qc_ctl_t *ctl, double u_measured)
 }
 
 /*
- * Is the link saturated with every arrival counted?  Then a loop may jump
- * on a smaller error, and right after a jump (qc_pi_jump): its
- * measurement is the load decided in the period, which follows a new
- * level at once, and the model ratio, which lags with the link's queue,
- * is not used.  The accept queues must be read, or arrivals counted
- * late, in a burst, would be taken for load.
+ * A large-signal jump of a loop to m_ff (qc_pi_jump), under the rules of
+ * a saturated link, where the link sensor cannot tell how far over it
+ * the load is.  Returns 1 if the loop jumped.
+ *
+ * With the accept queues read, every arrival is counted: the loop may
+ * jump on a smaller error, and right after a jump (its measurement is
+ * the load decided in the period, which follows a new level at once;
+ * the model ratio, which lags with the link's queue, is not used).  But
+ * not into rejection, below level `lowest` (unless the loop is there
+ * already): arrivals can still come in bursts the queues do not show,
+ * clients whose SYNs were lost retrying a second later (seen in the
+ * demo: 1,240 requests a second against 760 offered, a jump to m 0.83
+ * and 117 clients answered 503).  Degrading costs a burst nothing;
+ * rejecting is left to the PI, a period at a time.
+ *
+ * Without that reading, arrivals counted late, in a burst, would be
+ * taken for load (seen: 330 a second counted of 570 offered, then 900):
+ * only the first saturated period allows a jump, and only to a loop
+ * that passes first_ok (best effort; a guaranteed host within its
+ * contract was degraded by a jump on a burst).
  */
-static int qc_saturated_counted(const qc_ctl_t *ctl)
+static int qc_ctl_jump(qc_ctl_t *ctl, qc_pi_t *pi, double target, double u,
+                       double m_ff, double lowest, int first_ok)
 {
-    return ctl->u_measured >= QC_PI_SATURATED && ctl->queued >= 0;
-}
+    double m = qc_pi_output(pi), lo = m < lowest ? m : lowest;
+    int saturated = ctl->u_measured >= QC_PI_SATURATED;
+    int counted = saturated && ctl->queued >= 0;
 
-/*
- * Where a jump on a saturated link may go: not into rejection (below
- * level `lowest`), unless the loop is there already.  Arrivals can
- * still come in bursts the accept queues do not show (clients whose
- * SYNs were lost retry a second later): seen in the demo, a burst of
- * 1,240 requests a second against 760 offered, a jump to m 0.83 and 117
- * clients answered 503.  Degrading costs a burst nothing; rejecting is
- * left to the PI, one period at a time.
- */
-static double qc_jump_floor(const qc_ctl_t *ctl, double m_ff, double m,
-                            double lowest)
-{
-    double lo = m < lowest ? m : lowest;
-
-    return qc_saturated_counted(ctl) && m_ff < lo ? lo : m_ff;
+    if (saturated && !counted
+        && !(first_ok && ctl->prev_u < QC_PI_SATURATED)) {
+        return 0;
+    }
+    return qc_pi_jump(pi, target, u, counted && m_ff < lo ? lo : m_ff,
+                      counted);
 }
 
 /*
@@ -524,7 +530,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
-    int saturated, may_jump;
+    int saturated;
     unsigned i;
     int k;
 
@@ -561,35 +567,22 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     if (ctl->be_target < 0.0) {
         ctl->be_target = 0.0;
     }
-    ctl->be_u = u;
     if (gain <= 0.0) {
         gain = 1e-3;
     }
-    /* On a saturated link the link sensor cannot tell how far over it
-     * the load is, and the counters miss the connections httpd has not
-     * accepted (seen: 330 requests a second counted of 570 offered, then
-     * 900); the accept queues' growth makes up for those (qc_add_queued).
-     * Without that reading, past the first saturated period only the PI
-     * acts (a jump on a burst rejected clients).  Either way best effort
-     * only goes down there (the one-sided correction this replaces
-     * charged the link's backlog to best effort and rejected clients at
-     * a 0.9 bound). */
-    saturated = ctl->u_measured >= QC_PI_SATURATED;
-    may_jump = !saturated || ctl->periods_saturated == 0
-               || ctl->queued >= 0;
-    ctl->periods_saturated = saturated ? ctl->periods_saturated + 1 : 0;
     /* u_guaranteed is now what the guaranteed loops hold themselves. */
-    m_ff = qc_jump_floor(ctl, qc_best_effort_level(
-                             ctl, (ctl->be_target + u_guaranteed)
-                                  / qc_pi_model_ratio(u + u_guaranteed,
-                                                      qc_be_util(m_b, ctl))),
-                         m_b, 1.0 / qc_min_levels(cfg));
-    if (may_jump
-        && qc_pi_jump(&ctl->be, ctl->be_target, u, m_ff,
-                      qc_saturated_counted(ctl))) {
+    m_ff = qc_best_effort_level(ctl, (ctl->be_target + u_guaranteed)
+                                / qc_pi_model_ratio(u + u_guaranteed,
+                                                    qc_be_util(m_b, ctl)));
+    if (qc_ctl_jump(ctl, &ctl->be, ctl->be_target, u, m_ff,
+                    1.0 / qc_min_levels(cfg), 1)) {
         ctl->since_jump = 0;
         return qc_pi_output(&ctl->be);
     }
+    /* On a saturated link best effort only goes down (the one-sided
+     * correction this replaces charged the link's backlog to best effort
+     * and rejected clients at a 0.9 bound). */
+    saturated = ctl->u_measured >= QC_PI_SATURATED;
     return qc_pi_step(&ctl->be, ctl->be_target, u, gain, cfg->period,
                       cfg->gain_margin,
                       saturated ? 0.0 : QC_PI_APPLIED_OWN);
@@ -729,19 +722,13 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                 double applied = cl->m_applied > own + 1e-9
                                  ? cl->m_applied : QC_PI_APPLIED_OWN;
 
-                double m_ff = qc_jump_floor(
-                    ctl, qc_class_level(&ctl->model, cl, vs->levels,
-                                        cl->u_target, cl->u, cl->m_applied),
-                    own, 1.0);
+                double m_ff = qc_class_level(&ctl->model, cl, vs->levels,
+                                             cl->u_target, cl->u,
+                                             cl->m_applied);
 
-                /* No jump on a saturated link unless the accept queues
-                 * are read: arrivals come in bursts there, and a host
-                 * within its contract was degraded by one. */
                 if (applied != QC_PI_APPLIED_OWN
-                    || (ctl->u_measured >= QC_PI_SATURATED
-                        && ctl->queued < 0)
-                    || !qc_pi_jump(&cl->pi, cl->u_target, cl->u, m_ff,
-                                   qc_saturated_counted(ctl))) {
+                    || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u,
+                                    m_ff, 1.0, 0)) {
                     own = qc_pi_step(&cl->pi, cl->u_target, cl->u, p,
                                      cfg->period, cfg->gain_margin,
                                      applied);
@@ -759,6 +746,7 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
             }
         }
     }
+    ctl->prev_u = u_measured;
     ctl->periods++;
     qc_log_period(ctl, now_us);
     qc_save_state(ctl);

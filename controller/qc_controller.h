@@ -85,12 +85,10 @@ typedef struct {
     double be_trim;             /* qc_target_trim() */
     double backlog;             /* decided, not yet sent (periods of U) */
     unsigned since_jump;        /* periods since best effort's last jump */
-    unsigned periods_saturated; /* in a row, up to the last one */
     unsigned saturated_idle;    /* in a row, with no backlog (the trim's) */
-    double be_u;
     double u_measured;          /* < 0 when no sensor could be read */
     double prev_served, prev_w, prev_rej;       /* last period's totals */
-    double prev_u;                              /* and its u_measured */
+    double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
     unsigned long periods;
 } qc_ctl_t;

@@ -160,6 +160,7 @@ static void qc_global_view(qc_global_view_t *g)
     apr_time_t beat = (apr_time_t)apr_atomic_read64(&q->heartbeat);
     apr_time_t since = (apr_time_t)apr_atomic_read64(&q->config_time);
     apr_time_t now = apr_time_now();
+    apr_uint64_t queued;
 
     g->age = beat ? now - beat : -1;
     g->fail_open = now - (beat > since ? beat : since) > qc_rt.stale_after;
@@ -173,9 +174,9 @@ static void qc_global_view(qc_global_view_t *g)
     g->m_be = qc_rd(&q->m_best_effort_bits);
     g->u_be_target = qc_rd(&q->u_best_effort_target_bits);
     g->cpu_ms = (double)apr_atomic_read64(&q->period_cpu_ns) / 1e6;
-    g->accept_queue = apr_atomic_read64(&q->accept_queue)
-                      == ~(apr_uint64_t)0 || !g->periods ? -1.0
-                      : (double)apr_atomic_read64(&q->accept_queue);
+    queued = apr_atomic_read64(&q->accept_queue);
+    g->accept_queue = queued == ~(apr_uint64_t)0 || !g->periods ? -1.0
+                      : (double)queued;
 }
 
 static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
