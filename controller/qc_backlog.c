@@ -17,9 +17,6 @@
 
 #define QC_TCP_LISTEN 10        /* include/net/tcp_states.h */
 
-/* Bounds on one dump: a host has a few dozen listeners, not thousands. */
-#define QC_BACKLOG_MAX_RECVS 64
-
 static int qc_backlog_port(const qc_backlog_t *b, unsigned short port)
 {
     unsigned i;
@@ -31,6 +28,9 @@ static int qc_backlog_port(const qc_backlog_t *b, unsigned short port)
     }
     return 0;
 }
+
+/* Bounds on one dump: a host has a few dozen listeners, not thousands. */
+#define QC_BACKLOG_MAX_RECVS 64
 
 /* Sum of the accept queues of one family's matching listeners. */
 static long qc_backlog_dump(qc_backlog_t *b, int family)
@@ -88,12 +88,16 @@ int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
 {
     struct timeval tv = { 0, 200000 };
     unsigned short copy[QC_BACKLOG_MAX_PORTS];
+    unsigned i;
 
     nports = nports < QC_BACKLOG_MAX_PORTS ? nports : QC_BACKLOG_MAX_PORTS;
     memcpy(copy, ports, nports * sizeof(*ports));   /* may be b->ports */
     memset(b, 0, sizeof(*b));
-    b->nports = nports;
-    memcpy(b->ports, copy, nports * sizeof(*ports));
+    for (i = 0; i < nports; i++) {
+        if (!qc_backlog_port(b, copy[i])) {
+            b->ports[b->nports++] = copy[i];    /* v4 and v6: one port */
+        }
+    }
     b->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (b->fd < 0) {
         return -1;

@@ -27,7 +27,8 @@ typedef struct {
 } qc_backlog_t;
 
 /*
- * Watch the listeners on these TCP ports (of this network namespace).
+ * Watch the listeners on these TCP ports (of this network namespace;
+ * a port given twice counts once).
  * Returns 0, or -1 when the kernel offers no sock_diag (the reader then
  * says "unknown").
  */

@@ -97,8 +97,8 @@ static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
     }
 }
 
-/* The TCP ports httpd listens on, for the controller's qc_backlog_t;
- * opened by the controller itself (qc_ctl_worker). */
+/* The TCP ports httpd listens on, for the controller's qc_backlog_t
+ * (qc_backlog_init, in the controller itself, drops repeats). */
 static void qc_add_listeners(qc_ctl_config_t *cfg)
 {
     qc_backlog_t *b = &cfg->backlog;
@@ -107,17 +107,7 @@ static void qc_add_listeners(qc_ctl_config_t *cfg)
     b->fd = -1;
     for (lr = ap_listeners; lr && b->nports < QC_BACKLOG_MAX_PORTS;
          lr = lr->next) {
-        unsigned short port = (unsigned short)lr->bind_addr->port;
-        unsigned i;
-
-        for (i = 0; i < b->nports; i++) {
-            if (b->ports[i] == port) {
-                break;
-            }
-        }
-        if (i == b->nports) {
-            b->ports[b->nports++] = port;
-        }
+        b->ports[b->nports++] = (unsigned short)lr->bind_addr->port;
     }
 }
 

@@ -92,6 +92,17 @@ static void check_family(int af)
     /* The handshakes complete in connect(); nobody accepted them. */
     ck_assert_int_eq(qc_backlog_read(&b), CLIENTS);
     ck_assert_int_eq(qc_backlog_read(&other), 0);
+    /* a port given twice (httpd's v4 and v6 listeners) counts once */
+    {
+        qc_backlog_t twice;
+        unsigned short both[2];
+
+        both[0] = both[1] = port;
+        ck_assert_int_eq(qc_backlog_init(&twice, both, 2), 0);
+        ck_assert_uint_eq(twice.nports, 1);
+        ck_assert_int_eq(qc_backlog_read(&twice), CLIENTS);
+        qc_backlog_close(&twice);
+    }
     close(accept(lfd, NULL, NULL));
     close(accept(lfd, NULL, NULL));
     ck_assert_int_eq(qc_backlog_read(&b), CLIENTS - 2);
