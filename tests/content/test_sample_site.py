@@ -10,6 +10,9 @@ import pytest
 
 from content_helpers import GENERATOR, identify, output_files
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+import qcharness  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
@@ -69,3 +72,31 @@ def test_cgi_and_its_static_snapshot(sample):
     snapshot = sample / "degraded" / "dynamic" / "report.cgi"
     assert page.split(b"\n\n", 1)[1] == snapshot.read_bytes()
     assert stat.S_IMODE(snapshot.stat().st_mode) & 0o111 == 0
+
+
+def test_cpu_cgi_and_its_snapshot(sample):
+    cgi = sample / "full" / "dynamic" / "cpu.cgi"
+    env = dict(os.environ, QUERY_STRING="probe=7")
+    live = subprocess.run([cgi], stdout=subprocess.PIPE, check=True, timeout=30,
+                          env=dict(env, QUERY_STRING="")).stdout
+    snapshot = (sample / "degraded" / "dynamic" / "cpu.cgi").read_bytes()
+    assert live.split(b"\n\n", 1)[1] == snapshot
+    assert b"after 10000 iterations" in snapshot and b"Query:" not in snapshot
+    probed = subprocess.run([cgi], stdout=subprocess.PIPE, check=True, timeout=30,
+                            env=env).stdout
+    assert b"Query: probe=7" in probed
+
+
+def test_php_page_and_its_snapshot(sample):
+    page = sample / "full" / "dynamic" / "report.php"
+    if not qcharness.php_fpm_binary():
+        assert not page.exists()
+        pytest.skip("php-fpm not installed (apt-get install php8.2-fpm)")
+    snapshot = (sample / "degraded" / "dynamic" / "report.php").read_bytes()
+    assert b"<?" not in snapshot and b"after 200000 iterations" in snapshot
+    with qcharness.PhpFpm(children=1) as fpm:
+        headers, live = fpm.get(str(page))
+        _, probed = fpm.get(str(page), "probe=7")
+    assert headers["content-type"].startswith("text/html")
+    assert live == snapshot
+    assert b"Query: probe=7" in probed

@@ -369,6 +369,189 @@ class Testbed:
         self.cleanup()
 
 
+# -- php-fpm -------------------------------------------------------------------
+
+def php_fpm_binary():
+    """Debian's php-fpm (php8.2-fpm), or None when PHP is not installed
+    (or $PHP_FPM names no program: PHP_FPM=none pretends so)."""
+    found = os.environ.get("PHP_FPM")
+    if found:
+        return found if os.access(found, os.X_OK) else None
+    path = os.pathsep.join(["/usr/sbin", os.environ.get("PATH", "")])
+    for name in ("php-fpm8.2", "php-fpm"):
+        found = shutil.which(name, path=path)
+        if found:
+            return found
+    return None
+
+
+class PhpFpm:
+    """A private php-fpm: one pool, pm = static, on a unix socket in a
+    temporary directory, running as the user who starts it; its access
+    log has one line per request PHP served.  Started in the foreground
+    so that we keep its pid, stopped by that pid."""
+
+    def __init__(self, children=2, binary=None):
+        self.binary = binary or php_fpm_binary()
+        self.root = tempfile.mkdtemp(prefix="qosctl-fpm-")
+        # Apache's children (www-data when we are root) must reach the socket.
+        os.chmod(self.root, 0o755)
+        self.socket = os.path.join(self.root, "php-fpm.sock")
+        self.access_log = os.path.join(self.root, "access.log")
+        self.error_log = os.path.join(self.root, "error.log")
+        self.conf = os.path.join(self.root, "php-fpm.conf")
+        self.proc = None
+        root = os.geteuid() == 0
+        with open(self.conf, "w") as f:
+            f.write("[global]\n"
+                    "error_log = %s\n"
+                    "daemonize = no\n"
+                    "[qosctl]\n"
+                    "%s"
+                    "listen = %s\n"
+                    "listen.mode = 0666\n"
+                    "pm = static\n"
+                    "pm.max_children = %d\n"
+                    "access.log = %s\n"
+                    "access.format = \"%%m %%r%%Q%%q %%s\"\n"
+                    "catch_workers_output = yes\n"
+                    % (self.error_log,
+                       "user = root\ngroup = root\n" if root else "",
+                       self.socket, children, self.access_log))
+
+    def start(self, timeout=30):
+        if not self.binary:
+            raise RuntimeError("php-fpm is not installed (apt-get install "
+                               "php8.2-fpm)")
+        self.proc = subprocess.Popen(
+            [self.binary, "--nodaemonize", "--fpm-config", self.conf]
+            + (["--allow-to-run-as-root"] if os.geteuid() == 0 else []),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True)
+        _live[self.proc.pid] = self
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("php-fpm exited with %s:\n%s\n%s" % (
+                    self.proc.returncode, self.proc.stderr.read().decode(),
+                    self.log()))
+            if os.path.exists(self.socket):
+                try:
+                    with socket.socket(socket.AF_UNIX) as s:
+                        s.settimeout(1)
+                        s.connect(self.socket)
+                    return self
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("php-fpm did not listen within %ss" % timeout)
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def stop(self, timeout=30):
+        """SIGQUIT: php-fpm's graceful stop; SIGKILL to its group if stuck."""
+        if not self.proc:
+            return None
+        if self.proc.poll() is None:
+            try:
+                os.kill(self.proc.pid, signal.SIGQUIT)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        _live.pop(self.proc.pid, None)
+        return self.proc.returncode
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    def log(self):
+        try:
+            with open(self.error_log, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def requests(self):
+        """Requests PHP has served so far (lines of the access log)."""
+        try:
+            with open(self.access_log, "rb") as f:
+                return sum(1 for _ in f)
+        except FileNotFoundError:
+            return 0
+
+    def get(self, script, query="", timeout=30):
+        """Run SCRIPT (an absolute file name) as a GET: (headers, body)."""
+        return fastcgi_get(self.socket, script, query, timeout)
+
+
+def fastcgi_get(sock_path, script, query="", timeout=30):
+    """One FastCGI responder request (what mod_proxy_fcgi sends for a
+    GET), enough for a snapshot or a test: ({header: value}, body)."""
+    import struct
+
+    def record(kind, body):
+        return struct.pack(">BBHHBx", 1, kind, 1, len(body), 0) + body
+
+    def pair(name, value):
+        out = b""
+        for n in (len(name), len(value)):
+            out += (struct.pack("B", n) if n < 128
+                    else struct.pack(">I", n | 0x80000000))
+        return out + name + value
+
+    uri = "/" + os.path.basename(script)
+    params = {"GATEWAY_INTERFACE": "CGI/1.1", "REQUEST_METHOD": "GET",
+              "SCRIPT_FILENAME": script, "SCRIPT_NAME": uri,
+              "REQUEST_URI": uri + ("?" + query if query else ""),
+              "QUERY_STRING": query, "DOCUMENT_ROOT": os.path.dirname(script),
+              "SERVER_PROTOCOL": "HTTP/1.1", "SERVER_NAME": "localhost",
+              "SERVER_PORT": "80", "REMOTE_ADDR": "127.0.0.1",
+              "CONTENT_LENGTH": "0"}
+    body = b"".join(pair(k.encode(), os.fsencode(v))
+                    for k, v in params.items())
+    out, status = b"", None
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(timeout)
+        s.connect(sock_path)
+        s.sendall(record(1, struct.pack(">HB5x", 1, 0)) + record(4, body)
+                  + record(4, b"") + record(5, b""))
+        data = b""
+        while status is None:
+            chunk = s.recv(65536)
+            if not chunk:
+                raise RuntimeError("php-fpm closed the connection")
+            data += chunk
+            while len(data) >= 8:
+                _, kind, _, length, pad = struct.unpack(">BBHHBx", data[:8])
+                if len(data) < 8 + length + pad:
+                    break
+                content, data = data[8:8 + length], data[8 + length + pad:]
+                if kind == 6:
+                    out += content
+                elif kind == 3:
+                    status = struct.unpack(">I", content[:4])[0]
+    head, _, page = out.partition(b"\r\n\r\n")
+    headers = {}
+    for line in head.decode("latin-1").split("\r\n"):
+        k, _, v = line.partition(":")
+        headers[k.strip().lower()] = v.strip()
+    return headers, page
+
+
 def stop_all():
     """Emergency teardown: servers first, then testbeds."""
     for a in sorted(_live.values(), key=lambda x: isinstance(x, Testbed)):
