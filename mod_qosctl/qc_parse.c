@@ -392,3 +392,67 @@ const char *qc_parse_ifname(const char *s)
     }
     return NULL;
 }
+
+/* One CPU number at *p, advancing *p; -1 if there is none. */
+static long scan_cpu(const char **p)
+{
+    long v = 0;
+
+    if (!is_digit((unsigned char)**p)) {
+        return -1;
+    }
+    while (is_digit((unsigned char)**p)) {
+        if (v < 1000000000L) {
+            v = v * 10 + (**p - '0');       /* saturates: too large anyway */
+        }
+        (*p)++;
+    }
+    return v;
+}
+
+const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
+                             unsigned max)
+{
+    const char *p;
+    int pass;
+
+    if (s == NULL || *s == '\0') {
+        return reason_empty;
+    }
+    /* Check everything before touching cpus: a failure leaves it alone. */
+    for (pass = 0; pass < 2; pass++) {
+        p = s;
+        for (;;) {
+            long lo = scan_cpu(&p), hi = lo, i;
+
+            if (lo < 0) {
+                return "expected CPU numbers such as 0-3 or 0,2,4-7";
+            }
+            if (*p == '-') {
+                p++;
+                if ((hi = scan_cpu(&p)) < 0) {
+                    return "expected CPU numbers such as 0-3 or 0,2,4-7";
+                }
+                if (hi < lo) {
+                    return "a range goes from low to high (as in 1-3)";
+                }
+            }
+            if ((unsigned long)hi >= max) {
+                return "CPU number out of range";
+            }
+            if (pass == 1) {
+                for (i = lo; i <= hi; i++) {
+                    cpus[i] = 1;
+                }
+            }
+            if (*p == '\0') {
+                break;
+            }
+            if (*p != ',') {
+                return "expected CPU numbers such as 0-3 or 0,2,4-7";
+            }
+            p++;
+        }
+    }
+    return NULL;
+}

@@ -63,4 +63,13 @@ const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen);
  */
 const char *qc_parse_ifname(const char *s);
 
+/*
+ * A Linux cpulist, as in /sys/devices/system/cpu/present: "0", "0-3",
+ * "0,2,4-7".  CPU numbers are below max; a range goes up ("3-1" is
+ * refused); no blanks, no empty item.  Sets cpus[i] to 1 for every
+ * listed CPU (cpus has max entries; the others are left as they are).
+ */
+const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
+                             unsigned max);
+
 #endif /* QC_PARSE_H */

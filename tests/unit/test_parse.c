@@ -507,6 +507,61 @@ START_TEST(ifname_rejects)
 }
 END_TEST
 
+START_TEST(cpulist_accepts)
+{
+    unsigned char cpus[16];
+    unsigned i;
+
+    memset(cpus, 0, sizeof(cpus));
+    QC_ACCEPT(qc_parse_cpulist("0", cpus, 16));
+    ck_assert_int_eq(cpus[0], 1);
+    ck_assert_int_eq(cpus[1], 0);
+
+    memset(cpus, 0, sizeof(cpus));
+    QC_ACCEPT(qc_parse_cpulist("0,2,4-7", cpus, 16));
+    for (i = 0; i < 16; i++) {
+        ck_assert_int_eq(cpus[i], i == 0 || i == 2 || (i >= 4 && i <= 7));
+    }
+
+    memset(cpus, 0, sizeof(cpus));
+    QC_ACCEPT(qc_parse_cpulist("15,3-3,0-1", cpus, 16));
+    for (i = 0; i < 16; i++) {
+        ck_assert_int_eq(cpus[i], i == 15 || i == 3 || i <= 1);
+    }
+}
+END_TEST
+
+START_TEST(cpulist_rejects)
+{
+    unsigned char cpus[16];
+    unsigned i;
+
+    memset(cpus, 0, sizeof(cpus));
+    QC_REJECT(qc_parse_cpulist("3-1", cpus, 16), "low to high");
+    QC_REJECT(qc_parse_cpulist("0-16", cpus, 16), "out of range");
+    QC_REJECT(qc_parse_cpulist("0-99999999999999999999", cpus, 16),
+              "out of range");
+    QC_REJECT(qc_parse_cpulist("x", cpus, 16), "such as 0-3");
+    QC_REJECT(qc_parse_cpulist("", cpus, 16), "empty");
+    QC_REJECT(qc_parse_cpulist(NULL, cpus, 16), "empty");
+    QC_REJECT(qc_parse_cpulist("0,", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist(",0", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("0,,1", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("1-", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("-1", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("0 ,1", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist(" 0", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("0-3:2", cpus, 16), "such as");
+    QC_REJECT(qc_parse_cpulist("+1", cpus, 16), "such as");
+    /* A failure after good items leaves the output untouched. */
+    QC_REJECT(qc_parse_cpulist("0-7,9-8", cpus, 16), "low to high");
+    QC_REJECT(qc_parse_cpulist("0-7,99", cpus, 16), "out of range");
+    for (i = 0; i < 16; i++) {
+        ck_assert_int_eq(cpus[i], 0);
+    }
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
     Suite *s = suite_create("qc_parse");
@@ -546,6 +601,11 @@ static Suite *parse_suite(void)
     tc = tcase_create("ifname");
     tcase_add_test(tc, ifname_accepts);
     tcase_add_test(tc, ifname_rejects);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("cpulist");
+    tcase_add_test(tc, cpulist_accepts);
+    tcase_add_test(tc, cpulist_rejects);
     suite_add_tcase(s, tc);
 
     return s;
