@@ -144,10 +144,14 @@ class Apache:
             f.write(self.render_conf())
 
     def config_test(self, extra=None):
-        """Run httpd -t on this configuration: (exit code, output)."""
+        """Run httpd -t on this configuration: (exit code, output).
+        In the server's namespace: QosCtlResource link checks that the
+        interface exists, and /sys shows a namespace's own interfaces
+        only under `ip netns exec`."""
         if extra is not None:
             self.write_conf(extra)
-        p = subprocess.run([HTTPD, "-t", "-f", self.conf],
+        ns = ["ip", "netns", "exec", self.netns] if self.netns else []
+        p = subprocess.run(ns + [HTTPD, "-t", "-f", self.conf],
                            capture_output=True, text=True, timeout=60)
         return p.returncode, p.stdout + p.stderr
 
