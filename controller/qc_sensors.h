@@ -5,8 +5,9 @@
  * of httpd.  One small interface, so that more resources can be added
  * without touching the controller: init fills in a qc_sensor_t, sample
  * returns the utilization over the time since the previous sample.
- * (Arrivals waiting to be accepted are not a utilization: qc_backlog.h.)  File locations are parameters so
- * tests can feed recorded /proc and /sys contents.
+ * (Arrivals waiting to be accepted are not a utilization: qc_backlog.h.)
+ * File locations are parameters so tests can feed recorded /proc and
+ * /sys contents.
  */
 
 #ifndef QC_SENSORS_H
@@ -17,27 +18,43 @@
 typedef struct qc_sensor qc_sensor_t;
 
 struct qc_sensor {
-    char name[48];              /* "cpu", "link eth0" */
-    /* Utilization in [0, 1] since the last call, or < 0 when unknown
-     * (the first call, or the source could not be read). */
+    char name[48];              /* "cpu", "cpu 0-3", "link eth0", ... */
+    /* Utilization since the last call, in [0, 1] for the CPU and cgroup
+     * sensors, or < 0 when unknown: the first call, the source could not
+     * be read, or it went backwards (then the next call starts afresh). */
     double (*sample)(qc_sensor_t *s, double now);
-    char path[256];
+    char path[256];             /* /proc/stat, tx_bytes, cgroup directory */
+    char all_cpus[256];         /* cgroup: cpulist file of every CPU */
     double bits_per_s;          /* link */
     double prev_time;
     unsigned long long prev_a, prev_b;
     int primed;
     unsigned char cpus[QC_SENSOR_MAX_CPUS];     /* cpu: 1 = counted */
+    unsigned char seen[QC_SENSOR_MAX_CPUS / 8]; /* cpu: online at prev */
 };
 
 /*
- * Busy fraction of the CPUs marked in cpus (httpd's affinity mask), from
- * a /proc/stat-format file.  cpus == NULL counts every CPU.
+ * Busy fraction of the CPUs marked in cpus (QC_SENSOR_MAX_CPUS flags),
+ * from a /proc/stat-format file.  cpus == NULL counts every CPU.  When
+ * the set of those CPUs that are online changes between two samples,
+ * the second is unknown: the sums jump by a whole CPU's history.
  */
 int qc_sensor_cpu_init(qc_sensor_t *s, const char *proc_stat,
                        const unsigned char *cpus);
 
-/* The CPUs this process may run on (sched_getaffinity), for the above. */
-int qc_sensor_affinity(unsigned char *cpus);
+/*
+ * CPU use of a cgroup v2 group over what it may use: the growth of
+ * usage_usec in <dir>/cpu.stat over the elapsed time, divided by its
+ * capacity in CPUs.  The capacity is the smallest quota ("quota period"
+ * in cpu.max) of the group and its ancestors up to the first directory
+ * without cpu.max, and at most the number of CPUs of its cpuset
+ * (cpuset.cpus.effective of the group or the nearest ancestor having
+ * one; else the cpulist file all_cpus, e.g.
+ * /sys/devices/system/cpu/online).  Limits are read every sample, so
+ * `systemctl set-property` takes effect at once.
+ */
+int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
+                          const char *all_cpus);
 
 /*
  * Transmitted bytes/s of an interface over its rate, from

@@ -35,13 +35,17 @@
 
 typedef enum {
     QC_RESOURCE_CPU,
-    QC_RESOURCE_LINK
+    QC_RESOURCE_LINK,
+    QC_RESOURCE_CGROUP
 } qc_resource_kind_e;
 
 typedef struct {
     qc_resource_kind_e kind;
     const char *ifname;         /* link only */
     double bits_per_s;          /* link only */
+    const unsigned char *cpus;  /* cpu: QC_SENSOR_MAX_CPUS flags, NULL all */
+    const char *path;           /* cgroup: its directory */
+    const char *arg;            /* as given: cpulist, interface or path */
 } qc_resource_t;
 
 typedef struct qc_server_conf qc_server_conf;

@@ -67,7 +67,6 @@ static int qc_open(server_rec *s, const char *path, int flags,
 static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
                            qc_ctl_config_t *cfg)
 {
-    static unsigned char cpus[QC_SENSOR_MAX_CPUS];
     int i;
 
     for (i = 0; i < g->resources->nelts && i < QC_CTL_MAX_SENSORS; i++) {
@@ -76,23 +75,32 @@ static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
         qc_sensor_t *sn = &cfg->sensors[cfg->nsensors];
         int rc;
 
-        if (r->kind == QC_RESOURCE_CPU) {
-            rc = qc_sensor_affinity(cpus) == 0
-                 ? qc_sensor_cpu_init(sn, "/proc/stat", cpus)
-                 : qc_sensor_cpu_init(sn, "/proc/stat", NULL);
-        }
-        else {
+        switch (r->kind) {
+        case QC_RESOURCE_CPU:
+            rc = qc_sensor_cpu_init(sn, "/proc/stat", r->cpus);
+            break;
+        case QC_RESOURCE_CGROUP:
+            rc = qc_sensor_cgroup_init(sn, r->path,
+                                       "/sys/devices/system/cpu/online");
+            break;
+        default:
             rc = qc_sensor_link_init(sn, "/sys/class/net", r->ifname,
                                      r->bits_per_s);
+            break;
         }
         if (rc == 0) {
             cfg->nsensors++;
         }
+        else {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtlResource %s: "
+                         "cannot measure it; left out", r->arg ? r->arg
+                         : "cpu");
+        }
     }
     if (g->resources->nelts == 0) {
-        /* No QosCtlResource: the CPUs httpd runs on. */
-        qc_sensor_affinity(cpus);
-        qc_sensor_cpu_init(&cfg->sensors[0], "/proc/stat", cpus);
+        /* No QosCtlResource: every CPU of the machine, for the work may
+         * run outside httpd (CGI, PHP-FPM) and on other CPUs. */
+        qc_sensor_cpu_init(&cfg->sensors[0], "/proc/stat", NULL);
         cfg->nsensors = 1;
     }
 }
@@ -305,9 +313,8 @@ int qc_supervise(apr_pool_t *pconf, server_rec *s)
     }
     qc_sup_pool = pconf;
     qc_sup_server = s;
-    if (qc_ctl_start(pconf, s, apr_pcalloc(pconf, sizeof(apr_proc_t)))
-        != APR_SUCCESS) {
-        return OK;      /* fail open rather than refuse to serve */
-    }
+    /* A failed fork is logged there; serve anyway: the request path
+     * fails open while no controller runs. */
+    qc_ctl_start(pconf, s, apr_pcalloc(pconf, sizeof(apr_proc_t)));
     return OK;
 }

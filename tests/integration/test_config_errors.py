@@ -5,6 +5,8 @@ contain; `httpd -t` is what `apachectl -t` and `apachectl configtest`
 run.
 """
 
+import os
+
 import pytest
 
 import qcharness
@@ -37,6 +39,21 @@ BAD = [
     ("QosCtlResource link a/b 1G", ["QosCtlResource", "'a/b'"]),
     ("QosCtlResource cpu\nQosCtlResource cpu",
      ["QosCtlResource", "twice"]),
+    ("QosCtlResource cpu 3-1", ["QosCtlResource", "'3-1'", "low to high"]),
+    ("QosCtlResource cpu 0-99999", ["QosCtlResource", "'0-99999'"]),
+    ("QosCtlResource cpu x", ["QosCtlResource", "'x'"]),
+    ("QosCtlResource cpu 0,", ["QosCtlResource", "'0,'"]),
+    ("QosCtlResource cpu 0 1", ["QosCtlResource", "'0 1'"]),
+    ("QosCtlResource cpu 0\nQosCtlResource cpu 0",
+     ["QosCtlResource", "cpu 0 is given twice"]),
+    ("QosCtlResource cgroup /nonexistent",
+     ["QosCtlResource", "'/nonexistent'", "not a directory"]),
+    ("QosCtlResource cgroup /tmp", ["QosCtlResource", "'/tmp'", "cpu.stat"]),
+    ("QosCtlResource cgroup sys/fs/cgroup",
+     ["QosCtlResource", "'sys/fs/cgroup'", "absolute"]),
+    ("QosCtlResource cgroup", ["QosCtlResource", "cgroup"]),
+    ("QosCtlResource link nonexist0 100M",
+     ["QosCtlResource", "'nonexist0'", "no such network interface"]),
     ("QosCtlGuarantee 50 13", ["QosCtlGuarantee", "'13'"]),
     ("QosCtlGuarantee 50 13Mbt", ["QosCtlGuarantee", "'13Mbt'"]),
     ("QosCtlGuarantee -5 13Mbit", ["QosCtlGuarantee", "'-5'"]),
@@ -77,13 +94,35 @@ BAD = [
 GOOD = [
     "QosCtlUtilizationBound 0.9\nQosCtlPeriod 250ms\nQosCtlGainMargin 10",
     "QosCtlModel 0.83 0.035 0.55",
-    "QosCtlResource cpu\nQosCtlResource link lo 1G\n"
-    "QosCtlResource link eth0 100Mbit",
+    "QosCtlResource cpu\nQosCtlResource link lo 1G",
+    "QosCtlResource cpu 0",
+    "QosCtlResource cpu\nQosCtlResource cpu 0\nQosCtlResource link lo 100Mbit",
     "QosCtlContentTrees /degraded /full\nQosCtlFixedLevel 1.5\n"
     "QosCtlGuarantee 50 13Mbit\nQosCtlPremiumAddress 10.0.0.0/8 ::1\n"
     "QosCtlExclude /status /server-status\nQosCtlRetryAfter 0",
     "QosCtlLog logs/qosctl.tsv\nQosCtlStateFile qosctl.state",
 ]
+
+
+
+def _present_cpus():
+    """The highest CPU number the machine has, from the kernel's list."""
+    with open("/sys/devices/system/cpu/present") as f:
+        return int(f.read().strip().replace("-", ",").split(",")[-1])
+
+
+def _cgroup2_mount():
+    """Where cgroup v2 is mounted with a cpu.stat (the root group's),
+    /sys/fs/cgroup first; None without one."""
+    found = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 2 and fields[2] == "cgroup2" and \
+                    os.path.exists(os.path.join(fields[1], "cpu.stat")):
+                found.append(fields[1])
+    found.sort(key=lambda m: m != "/sys/fs/cgroup")
+    return found[0] if found else None
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +147,36 @@ def test_good_directives_pass_configtest(apache, fragment):
     rc, out = apache.config_test(ON + fragment + "\n")
     assert rc == 0, out
     assert "Syntax OK" in out
+
+
+def test_cpu_not_present_fails_configtest(apache):
+    last = _present_cpus()
+    if last >= 1023:
+        pytest.skip("every CPU number is present")
+    bad = "0-%d" % (last + 1)
+    rc, out = apache.config_test(ON + "QosCtlResource cpu %s\n" % bad)
+    assert rc != 0, out
+    for w in ("QosCtlResource", "'%s'" % bad, "CPU %d is not present"
+              % (last + 1)):
+        assert w in out, (w, out)
+    rc, out = apache.config_test(ON + "QosCtlResource cpu 0-%d\n" % last)
+    assert rc == 0, out
+
+
+def test_cgroup_v2_directory_passes_configtest(apache):
+    mount = _cgroup2_mount()
+    if mount is None:
+        pytest.skip("no cgroup v2 mounted with cpu.stat")
+    rc, out = apache.config_test(ON + "QosCtlResource cgroup %s\n"
+                                 "QosCtlResource cpu\n" % mount)
+    assert rc == 0, out
+    assert "Syntax OK" in out
+
+
+def test_a_real_interface_passes_configtest(apache):
+    names = sorted(n for n in os.listdir("/sys/class/net") if n != "lo")
+    if not names:
+        pytest.skip("no interface besides lo")
+    rc, out = apache.config_test(ON + "QosCtlResource link %s 1G\n"
+                                 % names[0])
+    assert rc == 0, out
