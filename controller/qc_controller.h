@@ -22,6 +22,8 @@
 #include "qc_targets.h"
 #include "qc_sensors.h"
 #include "qc_backlog.h"
+#include "qc_calib.h"
+#include "qc_spread.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -58,6 +60,7 @@ typedef struct {
     apr_uint64_t responses, bytes;
     apr_uint64_t lresp[QC_MAX_TREES + 1];
     apr_uint64_t lbytes[QC_MAX_TREES + 1];
+    apr_uint64_t buckets[QC_BUCKETS];
 } qc_ctl_counts_t;
 
 typedef struct {
@@ -69,10 +72,13 @@ typedef struct {
     double r_tree[QC_MAX_TREES + 1];    /* arrivals/s by tree, 0 rejected */
     double r_rej;
     double r_served;            /* replies completed/s */
+    double r_served_tree[QC_MAX_TREES + 1];     /* by tree served from */
     double w;                   /* bytes/s of replies completed */
-    double u;                   /* model utilization of what was decided */
+    double u_model;             /* model utilization of what was decided */
+    double u;                   /* the same, calibrated (qc_calib.h) */
     double u_target;
     double m_applied;           /* level the actuator applies */
+    qc_spread_t spread;
 } qc_ctl_class_t;
 
 typedef struct {
@@ -81,15 +87,22 @@ typedef struct {
     qc_model_t model;
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
-    double be_target;           /* trim included */
-    double be_trim;             /* qc_target_trim() */
+    double be_target;
+    qc_calib_t calib;
+    double d_charged;           /* background the targets charge */
     double backlog;             /* decided, not yet sent (periods of U) */
-    unsigned since_jump;        /* periods since best effort's last jump */
-    unsigned saturated_idle;    /* in a row, with no backlog (the trim's) */
     double u_measured;          /* < 0 when no sensor could be read */
+    apr_uint32_t warnings;      /* QC_WARN_* */
+    unsigned low_queued;        /* periods: resource low, queues full */
+    unsigned shed_futile;       /* periods: shedding, U unmoved */
+    unsigned background_hold;   /* periods left at full service */
+    double shed_u_measured;     /* U and model load when shedding began */
+    double shed_u_model;
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
+    char *logbuf;               /* one period of QosCtlLog */
+    apr_size_t logcap;
     unsigned long periods;
 } qc_ctl_t;
 

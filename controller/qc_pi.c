@@ -53,6 +53,8 @@
 
 #include <math.h>
 
+#include "qc_math.h"
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -62,14 +64,6 @@
 /* Tolerance when comparing the applied level with the output: the
  * module publishes m in 16.16 fixed point. */
 #define APPLIED_EPS 1e-3
-
-static double clampd(double x, double lo, double hi)
-{
-    if (!(x >= lo)) {
-        return lo;
-    }
-    return x > hi ? hi : x;
-}
 
 void qc_pi_gains(double p, double T, double G, double *kp, double *ki)
 {
@@ -86,14 +80,14 @@ void qc_pi_gains(double p, double T, double G, double *kp, double *ki)
     *ki = 5.0 * M_PI / (6.0 * sqrt(3.0) * T);
 }
 
-void qc_pi_level_utils(double a, double b, double c, double r,
+void qc_pi_level_utils(const double *a_tree, double b, double c, double r,
                        const double *xbar, unsigned M, double *u)
 {
     unsigned k;
 
     u[0] = c * r;
     for (k = 1; k <= M; k++) {
-        u[k] = a * r + b * r * xbar[k - 1];
+        u[k] = a_tree[M - k] * r + b * r * xbar[k - 1];
     }
 }
 
@@ -110,7 +104,7 @@ double qc_pi_process_gain(const double *u, unsigned M, double m)
             steepest = u[k + 1] - u[k];
         }
     }
-    m = clampd(m, 0.0, (double)M);
+    m = qc_clampd(m, 0.0, (double)M);
     seg = (unsigned)floor(m);
     if (seg >= M) {
         seg = M - 1;
@@ -132,24 +126,10 @@ double qc_pi_process_gain(const double *u, unsigned M, double m)
     return slope > floor_p ? slope : floor_p;
 }
 
-double qc_pi_gain_admission(double u_set, double c, double r, double f)
-{
-    double p;
-
-    if (!(f >= QC_PI_F_MIN)) {
-        f = QC_PI_F_MIN;
-    }
-    if (f > 1.0) {
-        f = 1.0;
-    }
-    p = (u_set - c * r) / f;
-    return p > QC_PI_GAIN_MIN ? p : QC_PI_GAIN_MIN;
-}
-
 void qc_pi_init(qc_pi_t *pi, double m_max, double m_init)
 {
     pi->m_max = m_max > 0.0 ? m_max : 1.0;
-    pi->m = clampd(m_init, 0.0, pi->m_max);
+    pi->m = qc_clampd(m_init, 0.0, pi->m_max);
     pi->e_prev = 0.0;
     pi->primed = 0;
     pi->jumped = 0;
@@ -198,9 +178,9 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
         }
     }
     if (pi->max_step > 0.0) {
-        dm = clampd(dm, -pi->max_step, pi->max_step);
+        dm = qc_clampd(dm, -pi->max_step, pi->max_step);
     }
-    pi->m = clampd(pi->m + dm, 0.0, pi->m_max);
+    pi->m = qc_clampd(pi->m + dm, 0.0, pi->m_max);
     return pi->m;
 }
 
@@ -211,7 +191,7 @@ double qc_pi_util_at(const double *u, unsigned M, double m)
     if (M == 0) {
         return u[0];
     }
-    m = clampd(m, 0.0, (double)M);
+    m = qc_clampd(m, 0.0, (double)M);
     i = (unsigned)floor(m);
     if (i >= M) {
         return u[M];
@@ -249,7 +229,7 @@ double qc_pi_model_ratio(double measured, double model)
         || !(measured < QC_PI_SATURATED)) {
         return 1.0;
     }
-    return clampd(measured / model, 0.25, 4.0);
+    return qc_clampd(measured / model, 0.25, 4.0);
 }
 
 int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
@@ -263,13 +243,20 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
         || !(fabs(setpoint - measured)
              > (saturated ? QC_PI_JUMP_SATURATED : QC_PI_JUMP)
                * fabs(setpoint))
-        || fabs(clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
+        || fabs(qc_clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
         return 0;
     }
-    pi->m = clampd(m_ff, 0.0, pi->m_max);
+    pi->m = qc_clampd(m_ff, 0.0, pi->m_max);
     pi->primed = 0;
     pi->jumped = 1;
     return 1;
+}
+
+void qc_pi_hold_floor(qc_pi_t *pi, double floor)
+{
+    if (pi->m < floor) {
+        pi->m = qc_clampd(floor, 0.0, pi->m_max);
+    }
 }
 
 double qc_pi_output(const qc_pi_t *pi)

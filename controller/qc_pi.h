@@ -22,9 +22,6 @@
  * step, so both adjacent slopes are considered. */
 #define QC_PI_EDGE 0.05
 
-/* Smallest admitted fraction eq. (3) divides by. */
-#define QC_PI_F_MIN 0.01
-
 /* Pass as `applied` to qc_pi_step(): the loop's own output is in force. */
 #define QC_PI_APPLIED_OWN (-1.0)
 
@@ -62,11 +59,12 @@ void qc_pi_gains(double p, double T, double G, double *kp, double *ki);
 /*
  * The utilization U_k the class would cause if all its clients were
  * served at level k, from the model: u[0] = c r (all rejected),
- * u[k] = a r + b r xbar[k - 1] for k = 1..M, with r the offered request
- * rate (req/s) and xbar[k - 1] the mean reply size of tree k (bytes).
- * u must hold M + 1 values.
+ * u[k] = a_tree[M - k] r + b r xbar[k - 1] for k = 1..M, with a_tree[j]
+ * the cost of a request to the tree j below the top (s), r the offered
+ * request rate (req/s) and xbar[k - 1] the mean reply size of tree k
+ * (bytes).  u must hold M + 1 values.
  */
-void qc_pi_level_utils(double a, double b, double c, double r,
+void qc_pi_level_utils(const double *a_tree, double b, double c, double r,
                        const double *xbar, unsigned M, double *u);
 
 /*
@@ -79,13 +77,6 @@ void qc_pi_level_utils(double a, double b, double c, double r,
  * trees, sum M_h * qc_pi_process_gain(u_h, M_h, m * M_h) over hosts.
  */
 double qc_pi_process_gain(const double *u, unsigned M, double m);
-
-/*
- * Eq. (3), admission control only (M = 1): p = (U_set - c r) / f with f
- * the admitted fraction (floored at QC_PI_F_MIN), r the offered rate;
- * floored at QC_PI_GAIN_MIN.
- */
-double qc_pi_gain_admission(double u_set, double c, double r, double f);
 
 /* Start with output m_init (clamped to [0, m_max]); m_max > 0. */
 /*
@@ -156,6 +147,13 @@ double qc_pi_model_ratio(double measured, double model);
  */
 int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
                int saturated);
+
+/*
+ * Raise the output to at least `floor` (within [0, M]), e.g. to hold a
+ * level the loop may not go below this period.  Leaves the rest of the
+ * state alone.
+ */
+void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 
 /* Current output. */
 double qc_pi_output(const qc_pi_t *pi);

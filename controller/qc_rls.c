@@ -45,29 +45,56 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "qc_math.h"
+
 #define NP QC_RLS_NP
+#define NT QC_RLS_TREES
+#define IB QC_RLS_B
+#define IC QC_RLS_C
+#define ID QC_RLS_D
 
-/* theta_scaled = theta_natural * scale: R in kreq/s, W in MB/s. */
-static const double scale[NP] = { 1e3, 1e6, 1e3, 1.0 };
-
-/*
- * Prior standard deviation of each scaled parameter (the whole physical
- * range: a, c up to 1e-2 s/req, b up to 1e-7 s/B, |d| 0.5), over the
- * nominal noise of U (0.02).  A tighter prior, on d especially, biases
+/* Prior standard deviations of the scaled parameters (the whole
+ * physical range: a_j, c up to 1e-2 s/req, b up to 1e-7 s/B, |d| 0.5),
+ * over the nominal noise of U.  A tighter prior, on d especially, biases
  * the fit for hundreds of samples: d is nearly collinear with the other
  * regressors at high load, and directional forgetting discounts old
- * information only slowly in such a direction.
- */
-static const double prior_sd[NP] = { 10.0, 0.1, 10.0, 0.5 };
+ * information only slowly in such a direction. */
+#define A_SD 10.0
+#define B_SD 0.1
+#define C_SD 10.0
+#define D_SD 0.5
 #define NOISE_SD 0.02
 
-/* Belt and braces: directional forgetting keeps trace(P) below its
- * initial value (about 5e5) in practice; this holds it regardless. */
-#define TRACE_MAX 1e6
+/* theta_scaled = theta_natural * scale: R in kreq/s, W in MB/s. */
+static double scale_of(int i)
+{
+    return i < NT ? 1e3 : i == IB ? 1e6 : i == IC ? 1e3 : 1.0;
+}
 
-/* Dead zone: a server below this is idle and says nothing about a, b,
- * c; a utilization at or above U_SAT is clipped by the resource
- * and no longer linear in the load. */
+static double prior_sd(int i)
+{
+    return i < NT ? A_SD : i == IB ? B_SD : i == IC ? C_SD : D_SD;
+}
+
+/* Physical ranges of the estimates we expose (natural units). */
+static double lo_nat(int i)
+{
+    return i == ID ? -QC_RLS_D_MAX : 0.0;
+}
+
+static double hi_nat(int i)
+{
+    return i < NT ? QC_RLS_A_MAX : i == IB ? QC_RLS_B_MAX
+           : i == IC ? QC_RLS_C_MAX : QC_RLS_D_MAX;
+}
+
+/* Belt and braces: directional forgetting keeps trace(P) below its
+ * initial value in practice; this holds it regardless. */
+#define TRACE_MAX 1e7
+
+/* Dead zone: a server below this is idle and says nothing about the
+ * costs; a utilization at or above U_SAT is clipped by the resource, a
+ * lower bound of the load (censored). */
 #define R_IDLE 1.0              /* req/s */
 #define W_IDLE 1000.0           /* B/s */
 #define U_SAT 0.97
@@ -87,11 +114,6 @@ static const double prior_sd[NP] = { 10.0, 0.1, 10.0, 0.5 };
 #define ERR_W 0.1
 #define CHANGE_W 0.2
 
-/* Physical ranges of the estimates we expose (natural units). */
-static const double lo_nat[NP] = { 0.0, 0.0, 0.0, -QC_RLS_D_MAX };
-static const double hi_nat[NP] = { QC_RLS_A_MAX, QC_RLS_B_MAX, QC_RLS_C_MAX,
-                                   QC_RLS_D_MAX };
-
 /*
  * The recursion itself runs unconstrained: projecting the estimate onto
  * the physical box would bias it for good, because a clamp applied while
@@ -102,19 +124,11 @@ static const double hi_nat[NP] = { QC_RLS_A_MAX, QC_RLS_B_MAX, QC_RLS_C_MAX,
  */
 #define BOX 2.0
 
-static double clampd(double x, double lo, double hi)
-{
-    if (!(x >= lo)) {           /* also catches NaN */
-        return lo;
-    }
-    return x > hi ? hi : x;
-}
-
 static double box_hi(int i)
 {
-    double m = fmax(fabs(lo_nat[i]), fabs(hi_nat[i]));
+    double m = fmax(fabs(lo_nat(i)), fabs(hi_nat(i)));
 
-    return BOX * m * scale[i];
+    return BOX * m * scale_of(i);
 }
 
 /*
@@ -135,8 +149,9 @@ static void project_box(qc_rls_t *rls)
     for (pass = 0; pass < NP; pass++) {
         moved = 0;
         for (i = 0; i < NP; i++) {
-            double lo = lo_nat[i] * scale[i], hi = hi_nat[i] * scale[i];
-            double v = rls->theta[i], excess = v - clampd(v, lo, hi);
+            double lo = lo_nat(i) * scale_of(i);
+            double hi = hi_nat(i) * scale_of(i);
+            double v = rls->theta[i], excess = v - qc_clampd(v, lo, hi);
 
             if (excess == 0.0 || !(rls->p[i][i] > 0.0)) {
                 continue;
@@ -146,7 +161,7 @@ static void project_box(qc_rls_t *rls)
                     rls->theta[j] -= rls->p[j][i] * excess / rls->p[i][i];
                 }
             }
-            rls->theta[i] = clampd(v, lo, hi);
+            rls->theta[i] = qc_clampd(v, lo, hi);
             moved = 1;
         }
         if (!moved) {
@@ -154,15 +169,15 @@ static void project_box(qc_rls_t *rls)
         }
     }
     for (i = 0; i < NP; i++) {
-        rls->theta[i] = clampd(rls->theta[i], lo_nat[i] * scale[i],
-                               hi_nat[i] * scale[i]);
+        rls->theta[i] = qc_clampd(rls->theta[i], lo_nat(i) * scale_of(i),
+                               hi_nat(i) * scale_of(i));
     }
 }
 
 /* Exposed value of scaled parameter i, in natural units. */
 static double estimate(const qc_rls_t *rls, int i)
 {
-    return clampd(rls->theta[i] / scale[i], lo_nat[i], hi_nat[i]);
+    return qc_clampd(rls->theta[i] / scale_of(i), lo_nat(i), hi_nat(i));
 }
 
 static double trace_of(const qc_rls_t *rls)
@@ -184,7 +199,7 @@ static void reset_p(qc_rls_t *rls)
         for (j = 0; j < NP; j++) {
             rls->p[i][j] = 0.0;
         }
-        rls->p[i][i] = (prior_sd[i] / NOISE_SD) * (prior_sd[i] / NOISE_SD);
+        rls->p[i][i] = (prior_sd(i) / NOISE_SD) * (prior_sd(i) / NOISE_SD);
     }
 }
 
@@ -193,13 +208,11 @@ void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda)
     int i;
 
     memset(rls, 0, sizeof(*rls));
-    rls->theta[0] = a * scale[0];
-    rls->theta[1] = b * scale[1];
-    rls->theta[2] = c * scale[2];
-    rls->theta[3] = 0.0;
     for (i = 0; i < NP; i++) {
-        rls->theta[i] = clampd(rls->theta[i], lo_nat[i] * scale[i],
-                               hi_nat[i] * scale[i]);
+        double v = i < NT ? a : i == IB ? b : i == IC ? c : 0.0;
+
+        rls->theta[i] = qc_clampd(v * scale_of(i), lo_nat(i) * scale_of(i),
+                               hi_nat(i) * scale_of(i));
     }
     reset_p(rls);
     rls->lambda = (lambda >= 0.9 && lambda <= 1.0) ? lambda : QC_RLS_LAMBDA;
@@ -209,12 +222,34 @@ void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda)
     rls->n = 0;
 }
 
-static void regressor(double r_served, double w, double r_rej, double *phi)
+/* The scaled regressor; returns how many of its entries are nonzero,
+ * or -1 for an input that is negative or not finite. */
+static int regressor(const qc_rls_sample_t *x, double *phi)
 {
-    phi[0] = r_served / scale[0];
-    phi[1] = w / scale[1];
-    phi[2] = r_rej / scale[2];
-    phi[3] = 1.0;
+    int i, active = 0;
+
+    for (i = 0; i < NP; i++) {
+        double v = i < NT ? x->r[i] : i == IB ? x->w : i == IC ? x->r_rej
+                   : 1.0;
+
+        if (!isfinite(v) || v < 0.0) {
+            return -1;
+        }
+        phi[i] = v / scale_of(i);
+        active += phi[i] != 0.0;
+    }
+    return active;
+}
+
+static double dot(const double *x, const double *y)
+{
+    double v = 0.0;
+    int i;
+
+    for (i = 0; i < NP; i++) {
+        v += x[i] * y[i];
+    }
+    return v;
 }
 
 static int all_finite(const qc_rls_t *rls)
@@ -241,52 +276,31 @@ static double rel_change(double new_v, double old_v, double floor_v)
     return fabs(new_v - old_v) / den;
 }
 
-int qc_rls_update(qc_rls_t *rls, double r_served, double w, double r_rej,
-                  double u_measured)
+/* P phi, and phi' P phi. */
+static double rls_gain(const qc_rls_t *rls, const double *phi, double *pphi)
 {
-    double phi[NP], pphi[NP];
-    double r, e, mu, beta, s, t, ch;
-    qc_rls_t old;
+    int i;
+
+    for (i = 0; i < NP; i++) {
+        pphi[i] = dot(rls->p[i], phi);
+    }
+    return dot(phi, pphi);
+}
+
+/*
+ * The step with directional forgetting (see the top of this file).  The
+ * discount is spread over the directions the sample excites, so that a
+ * server with one tree in use forgets as fast as the four-parameter
+ * model did.
+ */
+static void rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
+                      int active)
+{
+    double mu = 1.0 - active * (1.0 - rls->lambda), beta, s, t;
     int i, j;
 
-    if (!isfinite(r_served) || !isfinite(w) || !isfinite(r_rej)
-        || !isfinite(u_measured) || r_served < 0.0 || w < 0.0
-        || r_rej < 0.0 || u_measured < 0.0) {
-        return -1;
-    }
-    if ((r_served + r_rej < R_IDLE && w < W_IDLE)
-        || u_measured >= U_SAT) {
-        return 0;
-    }
-
-    regressor(r_served, w, r_rej, phi);
-    r = 0.0;
-    for (i = 0; i < NP; i++) {
-        pphi[i] = 0.0;
-        for (j = 0; j < NP; j++) {
-            pphi[i] += rls->p[i][j] * phi[j];
-        }
-        r += phi[i] * pphi[i];
-    }
-    if (!(r > R_EPS)) {
-        return 0;
-    }
-
-    old = *rls;
-    e = u_measured;
-    for (i = 0; i < NP; i++) {
-        e -= rls->theta[i] * phi[i];
-    }
-
-    mu = 1.0 - NP * (1.0 - rls->lambda);
-    if (r * (1.0 - mu) > mu) {
-        beta = 1.0;
-    }
-    else {
-        beta = mu - (1.0 - mu) / r;
-    }
+    beta = r * (1.0 - mu) > mu ? 1.0 : mu - (1.0 - mu) / r;
     s = 1.0 + beta * r;         /* > 0: mu (1 + r) or 1 + r */
-
     for (i = 0; i < NP; i++) {
         rls->theta[i] += pphi[i] * e / s;
     }
@@ -308,7 +322,46 @@ int qc_rls_update(qc_rls_t *rls, double r_served, double w, double r_rej,
         }
     }
     project_box(rls);
+}
 
+/* The running measures qc_rls_converged() reads. */
+static void rls_track(qc_rls_t *rls, const qc_rls_t *old, double e)
+{
+    double ch = rel_change(rls->theta[0], old->theta[0], A_FLOOR);
+    double t = rel_change(rls->theta[IB], old->theta[IB], B_FLOOR);
+
+    if (t > ch) {
+        ch = t;
+    }
+    rls->change += CHANGE_W * (ch - rls->change);
+    rls->err2 = rls->n == 0 ? e * e : rls->err2 + ERR_W * (e * e - rls->err2);
+    rls->n++;
+}
+
+int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
+                  double u_measured)
+{
+    double phi[NP], pphi[NP], r, e, served = 0.0;
+    qc_rls_t old;
+    int i, active = regressor(x, phi);
+
+    if (active < 0 || !isfinite(u_measured) || u_measured < 0.0) {
+        return -1;
+    }
+    for (i = 0; i < NT; i++) {
+        served += x->r[i];
+    }
+    e = u_measured - dot(rls->theta, phi);
+    if ((served + x->r_rej < R_IDLE && x->w < W_IDLE)
+        || (u_measured >= U_SAT && e <= 0.0)) {
+        return 0;
+    }
+    r = rls_gain(rls, phi, pphi);
+    if (!(r > R_EPS)) {
+        return 0;
+    }
+    old = *rls;
+    rls_apply(rls, pphi, r, e, active);
     if (!all_finite(rls)) {
         *rls = old;
         return -1;
@@ -321,23 +374,28 @@ int qc_rls_update(qc_rls_t *rls, double r_served, double w, double r_rej,
             break;
         }
     }
-
-    ch = rel_change(rls->theta[0], old.theta[0], A_FLOOR);
-    t = rel_change(rls->theta[1], old.theta[1], B_FLOOR);
-    if (t > ch) {
-        ch = t;
-    }
-    rls->change += CHANGE_W * (ch - rls->change);
-    rls->err2 = rls->n == 0 ? e * e : rls->err2 + ERR_W * (e * e - rls->err2);
-    rls->n++;
+    rls_track(rls, &old, e);
+    memcpy(rls->phi_last, phi, sizeof(phi));
     return 1;
 }
 
-double qc_rls_predict(const qc_rls_t *rls, double r_served, double w,
-                      double r_rej)
+double qc_rls_predict(const qc_rls_t *rls, const qc_rls_sample_t *x)
 {
-    return estimate(rls, 0) * r_served + estimate(rls, 1) * w
-           + estimate(rls, 2) * r_rej + estimate(rls, 3);
+    double phi[NP], v = 0.0;
+    int i;
+
+    if (regressor(x, phi) < 0) {
+        return NAN;
+    }
+    for (i = 0; i < NP; i++) {
+        v += estimate(rls, i) * phi[i] * scale_of(i);
+    }
+    return v;
+}
+
+double qc_rls_a_tree(const qc_rls_t *rls, unsigned j)
+{
+    return estimate(rls, j < NT ? (int)j : NT - 1);
 }
 
 double qc_rls_a(const qc_rls_t *rls)
@@ -347,17 +405,25 @@ double qc_rls_a(const qc_rls_t *rls)
 
 double qc_rls_b(const qc_rls_t *rls)
 {
-    return estimate(rls, 1);
+    return estimate(rls, IB);
 }
 
 double qc_rls_c(const qc_rls_t *rls)
 {
-    return estimate(rls, 2);
+    return estimate(rls, IC);
 }
 
 double qc_rls_d(const qc_rls_t *rls)
 {
-    return estimate(rls, 3);
+    return estimate(rls, ID);
+}
+
+double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j)
+{
+    double sd0 = A_SD / NOISE_SD;
+
+    j = j < NT ? j : NT - 1;
+    return rls->p[j][j] > 0.0 ? sqrt(rls->p[j][j]) / sd0 : 0.0;
 }
 
 double qc_rls_trace(const qc_rls_t *rls)
@@ -367,42 +433,56 @@ double qc_rls_trace(const qc_rls_t *rls)
 
 int qc_rls_converged(const qc_rls_t *rls)
 {
-    double se_a, se_b, den;
+    double pphi[NP], var;
 
     if (rls->n < CONV_MIN_N || rls->change > CONV_CHANGE) {
         return 0;
     }
-    se_a = sqrt(rls->p[0][0] * rls->err2);
-    se_b = sqrt(rls->p[1][1] * rls->err2);
-    den = fabs(rls->theta[0]) > A_FLOOR ? fabs(rls->theta[0]) : A_FLOOR;
-    if (se_a > CONV_REL_SE * den) {
-        return 0;
+    var = rls_gain(rls, rls->phi_last, pphi) * rls->err2;
+    return sqrt(var) <= CONV_REL_SE * fabs(dot(rls->theta, rls->phi_last));
+}
+
+/* Names of the parameters in the state line. */
+static void param_name(int i, char *buf, size_t len)
+{
+    if (i < NT) {
+        snprintf(buf, len, "a%d", i);
     }
-    den = fabs(rls->theta[1]) > B_FLOOR ? fabs(rls->theta[1]) : B_FLOOR;
-    return se_b <= CONV_REL_SE * den;
+    else {
+        snprintf(buf, len, "%s", i == IB ? "b" : i == IC ? "c" : "d");
+    }
 }
 
 /*
- * "qcrls1 a=.. b=.. c=.. d=.. lambda=.. n=.. e2=.. dc=.. p=p00,p01,..."
- * a..d in natural units so that an administrator can read them (the
- * internal, unclamped values, so that a restart resumes exactly); P is
- * the upper triangle in the scaled units, row by row.
+ * "qcrls2 a0=.. a1=.. .. b=.. c=.. d=.. lambda=.. n=.. e2=.. dc=.. p=.."
+ * the costs in natural units so that an administrator can read them
+ * (the internal, unclamped values, so that a restart resumes exactly);
+ * P is the upper triangle in the scaled units, row by row.
  */
 int qc_rls_format(const qc_rls_t *rls, char *buf, size_t len)
 {
-    size_t off;
+    size_t off = 0;
+    char name[8];
     int i, j, k;
 
-    k = snprintf(buf, len,
-                 "qcrls1 a=%.10g b=%.10g c=%.10g d=%.10g lambda=%.10g"
-                 " n=%lu e2=%.10g dc=%.10g p=",
-                 rls->theta[0] / scale[0], rls->theta[1] / scale[1],
-                 rls->theta[2] / scale[2], rls->theta[3] / scale[3],
-                 rls->lambda, rls->n, rls->err2, rls->change);
-    if (k < 0 || (size_t)k >= len) {
+    k = snprintf(buf, len, "qcrls2");
+    for (i = 0; i < NP && k >= 0 && (size_t)k < len - off; i++) {
+        off += (size_t)k;
+        param_name(i, name, sizeof(name));
+        k = snprintf(buf + off, len - off, " %s=%.10g", name,
+                     rls->theta[i] / scale_of(i));
+    }
+    if (k < 0 || (size_t)k >= len - off) {
         return -1;
     }
-    off = (size_t)k;
+    off += (size_t)k;
+    k = snprintf(buf + off, len - off, " lambda=%.10g n=%lu e2=%.10g"
+                 " dc=%.10g p=", rls->lambda, rls->n, rls->err2,
+                 rls->change);
+    if (k < 0 || (size_t)k >= len - off) {
+        return -1;
+    }
+    off += (size_t)k;
     for (i = 0; i < NP; i++) {
         for (j = i; j < NP; j++) {
             k = snprintf(buf + off, len - off, "%s%.10g",
@@ -467,24 +547,25 @@ static int positive_definite(double p[NP][NP])
 
 int qc_rls_parse(qc_rls_t *rls, const char *line)
 {
-    static const char *const keys[NP] = { "a", "b", "c", "d" };
     qc_rls_t st;
+    char name[8];
     const char *s = line;
     double v;
     char *end;
     int i, j;
 
-    if (line == NULL || strncmp(s, "qcrls1 ", 7) != 0) {
+    if (line == NULL || strncmp(s, "qcrls2 ", 7) != 0) {
         return -1;
     }
     s += 6;
     memset(&st, 0, sizeof(st));
     for (i = 0; i < NP; i++) {
-        if (parse_num(&s, keys[i], &v) != 0
-            || !(fabs(v * scale[i]) <= box_hi(i))) {
+        param_name(i, name, sizeof(name));
+        if (parse_num(&s, name, &v) != 0
+            || !(fabs(v * scale_of(i)) <= box_hi(i))) {
             return -1;
         }
-        st.theta[i] = v * scale[i];
+        st.theta[i] = v * scale_of(i);
     }
     if (parse_num(&s, "lambda", &st.lambda) != 0
         || !(st.lambda >= 0.9 && st.lambda <= 1.0)) {

@@ -1,19 +1,27 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * Online estimation of the server model (paper §4.3, eq. 2):
+ * Online estimation of the server model (paper §4.3, eq. 2, with a
+ * request cost per content tree):
  *
- *     U = a * R_served + b * W + c * R_rejected + d
+ *     U = sum_j a_j * R_j + b * W + c * R_rejected + d
  *
- * U is the measured utilization of the bottleneck in [0, 1], R in
- * requests/s, W in bytes/s; a and c are seconds per request, b seconds
- * per byte, and d is the background load no request accounts for.
+ * U is the measured utilization of the bottleneck in [0, 1], R_j the
+ * requests/s served from the tree j steps below a host's top tree (j = 0
+ * the top), W bytes/s; a_j and c are seconds per request, b seconds per
+ * byte, and d is the background load no request accounts for.  A CGI
+ * page and its static snapshot of the same size differ in a_j, not in
+ * b: that is what lets the loops see that degrading relieves the CPU.
  *
  * Recursive least squares with directional forgetting: only the
  * information in the direction of the current regressor is forgotten,
  * so a constant or idle load cannot inflate the covariance in the
  * directions it does not excite (no wind-up).  Idle and saturated
- * samples are skipped and the trace of the covariance is bounded.  The
+ * samples are skipped and the trace of the covariance is bounded.
+ * A saturated sample is censored: the true load is at least what the
+ * sensor reads, so it corrects only a model that predicts less (a
+ * wrong prior is corrected even when the server never leaves
+ * saturation).  The
  * estimates the getters return are clamped to the physical ranges
  * below; the recursion itself runs unclamped (within twice those
  * ranges), since clamping it would bias the fit.
@@ -26,8 +34,16 @@
 
 #include <stddef.h>
 
-/* Number of parameters: a, b, c, d. */
-#define QC_RLS_NP 4
+#include "qc_level.h"
+
+/* Trees with a cost of their own. */
+#define QC_RLS_TREES QC_MAX_TREES
+
+/* Number of parameters: a_0 .. a_{TREES-1}, b, c, d. */
+#define QC_RLS_NP (QC_RLS_TREES + 3)
+#define QC_RLS_B QC_RLS_TREES
+#define QC_RLS_C (QC_RLS_TREES + 1)
+#define QC_RLS_D (QC_RLS_TREES + 2)
 
 /* Physical ranges the estimates are clamped to (natural units). */
 #define QC_RLS_A_MAX 1.0        /* s/request: 1 req/s saturates */
@@ -39,10 +55,17 @@
 #define QC_RLS_LAMBDA 0.98
 
 /* Longest line qc_rls_format() writes, including the NUL. */
-#define QC_RLS_LINE_MAX 512
+#define QC_RLS_LINE_MAX 2048
+
+/* One period's regressors. */
+typedef struct {
+    double r[QC_RLS_TREES];     /* req/s served by tree, [0] the top */
+    double w;                   /* bytes/s */
+    double r_rej;               /* req/s rejected */
+} qc_rls_sample_t;
 
 typedef struct {
-    /* Scaled parameters: a in s/kreq, b in s/MB, c in s/kreq, d. */
+    /* Scaled parameters: a_j in s/kreq, b in s/MB, c in s/kreq, d. */
     double theta[QC_RLS_NP];
     /* Covariance (up to the noise variance) in the scaled units. */
     double p[QC_RLS_NP][QC_RLS_NP];
@@ -53,10 +76,13 @@ typedef struct {
     double change;
     /* Updates applied (skipped samples are not counted). */
     unsigned long n;
+    /* The scaled regressor of the last update: where the data are. */
+    double phi_last[QC_RLS_NP];
 } qc_rls_t;
 
 /*
- * Start from the administrator's model (a, b, c) with d = 0.  lambda is
+ * Start from the administrator's model (a, b, c) with d = 0: every
+ * tree's a_j = a until the data tell them apart.  lambda is
  * the forgetting factor: a memory of about 1 / (1 - lambda) samples;
  * outside [0.9, 1] it is replaced by QC_RLS_LAMBDA.  The seed is clamped
  * to the physical ranges.
@@ -65,19 +91,19 @@ void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda);
 
 /*
  * Feed one sample.  Returns 1 if the estimates were updated, 0 if the
- * sample was skipped as uninformative (idle server, utilization at
- * saturation, no new information in its direction), -1 if an input was
- * negative or not finite or the update failed numerically (the state is
- * left untouched).
+ * sample was skipped as uninformative (idle server, a saturated reading
+ * the model already predicts, no new information in its direction), -1
+ * if an input was negative or not finite or the update failed
+ * numerically (the state is left untouched).
  */
-int qc_rls_update(qc_rls_t *rls, double r_served, double w, double r_rej,
+int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
                   double u_measured);
 
 /* The utilization the current model predicts, d included. */
-double qc_rls_predict(const qc_rls_t *rls, double r_served, double w,
-                      double r_rej);
+double qc_rls_predict(const qc_rls_t *rls, const qc_rls_sample_t *x);
 
-/* Current estimates in natural units. */
+/* Current estimates in natural units; qc_rls_a() is the top tree's. */
+double qc_rls_a_tree(const qc_rls_t *rls, unsigned j);
 double qc_rls_a(const qc_rls_t *rls);
 double qc_rls_b(const qc_rls_t *rls);
 double qc_rls_c(const qc_rls_t *rls);
@@ -87,9 +113,20 @@ double qc_rls_d(const qc_rls_t *rls);
 double qc_rls_trace(const qc_rls_t *rls);
 
 /*
- * Nonzero once a and b are trustworthy: at least 20 updates, standard
- * errors of a and b below 10% of their values, and a and b no longer
- * moving (mean relative change per update below 2%).
+ * How well the data have pinned a_j down: its standard error over its
+ * prior standard deviation, 1 for a tree never served, towards 0 as
+ * samples accumulate.
+ */
+double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j);
+
+/*
+ * Nonzero once the model is trustworthy where the server runs: at least
+ * 20 updates, the standard error of its prediction at the last sample
+ * below 10% of that prediction, and a and b no longer moving (mean
+ * relative change per update below 2%).  The costs one by one may still
+ * be unknown (replies of one size per tree cannot tell a_j from b): a
+ * restart starts from the same predictions, which is what the state
+ * file is for.
  */
 int qc_rls_converged(const qc_rls_t *rls);
 

@@ -33,26 +33,16 @@ double qc_target_basic(double u_star, double u_premium)
     return at_least_zero(u_star - u_premium);
 }
 
+double qc_target_background(const qc_model_t *mod, double u_bound)
+{
+    return mod->d < 0.5 * u_bound ? mod->d : 0.5 * u_bound;
+}
+
 double qc_target_best_effort(const qc_model_t *mod, double u_bound,
                              double u_guaranteed)
 {
-    double bg = mod->d < 0.5 * u_bound ? mod->d : 0.5 * u_bound;
-
-    return at_least_zero(u_bound - u_guaranteed - bg);
-}
-
-double qc_target_trim(double trim, double u_bound, double u_measured,
-                      double gain, int active)
-{
-    if (!active || !(u_measured >= 0.0) || !(u_measured <= 1.5)
-        || !(gain > 0.0 && gain <= 1.0)) {
-        return trim;
-    }
-    trim += gain * (u_bound - u_measured);
-    if (trim < -0.5 * u_bound) {
-        return -0.5 * u_bound;
-    }
-    return trim > 0.25 * u_bound ? 0.25 * u_bound : trim;
+    return at_least_zero(u_bound - u_guaranteed
+                         - qc_target_background(mod, u_bound));
 }
 
 double qc_share_level(double m_own, double m_b_norm, unsigned M)

@@ -15,9 +15,14 @@
 
 #include <stddef.h>
 
-/* The server model U = a R_served + b W + c R_rejected + d. */
+#include "qc_level.h"
+
+/* The server model U = a R_served + b W + c R_rejected + d; a is the
+ * top tree's cost per request, a_tree[j] that of the tree j below it
+ * (a_tree[0] = a). */
 typedef struct {
     double a, b, c, d;
+    double a_tree[QC_MAX_TREES];
 } qc_model_t;
 
 /* Share U* = a Rmax + b Wmax that guarantees (Rmax, Wmax) (§5.1). */
@@ -41,26 +46,6 @@ double qc_target_premium(const qc_model_t *mod, double u_star,
 double qc_target_basic(double u_star, double u_premium);
 
 /*
- * Model-bias trim of the best-effort target.  The loops hold the model
- * at the target, and the model is fitted from periods away from
- * saturation: near the link's capacity it can under-read the load
- * (seen at a 0.9 bound: a fitted a = 0 missed 600 bytes of TCP
- * handshake per reply, and the link sat at 0.98 with the model at
- * 0.865).  The trim integrates the measured error, `gain` of it per
- * period (QC_TRIM_GAIN: slowly, as the measurement is noisy;
- * QC_TRIM_GAIN_SATURATED when the caller knows the link stays saturated
- * with nothing decided left to send, where the error only understates
- * the bias, for the sensor is capped at 1), within
- * [-bound/2, +bound/4], and only while `active` (the caller's judgement
- * that the error is the model's: the loop in its range, no transient).
- * Returns the new trim.
- */
-#define QC_TRIM_GAIN 0.1
-#define QC_TRIM_GAIN_SATURATED 0.5
-double qc_target_trim(double trim, double u_bound, double u_measured,
-                      double gain, int active);
-
-/*
  * Best-effort target (§5.3): the utilization bound less u_guaranteed,
  * the model utilization of all traffic the guaranteed servers' own
  * loops account for, less the model's intercept d; at least 0.  With d
@@ -74,6 +59,11 @@ double qc_target_trim(double trim, double u_bound, double u_measured,
  */
 double qc_target_best_effort(const qc_model_t *mod, double u_bound,
                              double u_guaranteed);
+
+/* The background the best-effort target charges: the model's d, at
+ * most u_bound / 2 (a negative d corrects a model that overstates the
+ * requests' costs). */
+double qc_target_background(const qc_model_t *mod, double u_bound);
 
 /*
  * Excess sharing (§5.3): a request to a guaranteed server is served at

@@ -2,8 +2,7 @@
 
 /*
  * The controller's period (qc_ctl_step) against a segment in ordinary
- * memory and a fluid plant that behaves as the paper's model says, and
- * the sensors against recorded /proc/stat and sysfs contents.
+ * memory and a fluid plant that behaves as the paper's model says.
  */
 
 #include <check.h>
@@ -12,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "apr_general.h"
 #include "apr_atomic.h"
@@ -25,74 +23,6 @@
 #define TRUE_C 4e-5             /* s per rejected request */
 
 static apr_pool_t *pool;
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-START_TEST(test_cpu_sensor_counts_only_allowed_cpus)
-{
-    char path[] = "/tmp/qc-stat-XXXXXX";
-    unsigned char cpus[QC_SENSOR_MAX_CPUS] = { 0 };
-    qc_sensor_t s;
-    int fd = mkstemp(path);
-
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    /* cpu0 busy 100 of 200 jiffies next period, cpu1 always idle */
-    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
-               "cpu0 100 0 100 800 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n");
-    cpus[0] = 1;
-    ck_assert_int_eq(qc_sensor_cpu_init(&s, path, cpus), 0);
-    ck_assert(s.sample(&s, 0.0) < 0.0);         /* first: no interval */
-    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
-               "cpu0 150 0 150 900 0 0 0 0\ncpu1 0 0 0 2000 0 0 0 0\n");
-    ck_assert(fabs(s.sample(&s, 1.0) - 0.5) < 1e-9);
-    /* Every CPU: the idle one halves it, and iowait counts as idle. */
-    ck_assert_int_eq(qc_sensor_cpu_init(&s, path, NULL), 0);
-    s.sample(&s, 0.0);
-    write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
-               "cpu0 250 0 250 950 50 0 0 0\ncpu1 0 0 0 2300 0 0 0 0\n");
-    ck_assert(fabs(s.sample(&s, 1.0) - 200.0 / 600.0) < 1e-9);
-    unlink(path);
-    ck_assert(s.sample(&s, 2.0) < 0.0);         /* gone: unknown */
-}
-END_TEST
-
-START_TEST(test_link_sensor_and_maximum)
-{
-    char dir[] = "/tmp/qc-net-XXXXXX";
-    char path[256];
-    qc_sensor_t s[2];
-
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/eth9", dir);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/eth9/statistics", dir);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/eth9/statistics/tx_bytes", dir);
-    write_file(path, "1000000\n");
-    ck_assert_int_eq(qc_sensor_link_init(&s[0], dir, "eth9", 100e6), 0);
-    ck_assert_str_eq(s[0].name, "link eth9");
-    ck_assert(s[0].sample(&s[0], 10.0) < 0.0);
-    write_file(path, "7250000\n");              /* 6.25 MB in 1 s */
-    ck_assert(fabs(s[0].sample(&s[0], 11.0) - 0.5) < 1e-9);
-    ck_assert_int_ne(qc_sensor_link_init(&s[1], dir, "eth9", 0.0), 0);
-
-    /* eq. (9): the bottleneck is the busiest resource */
-    ck_assert_int_eq(qc_sensor_link_init(&s[1], dir, "eth9", 50e6), 0);
-    s[1].sample(&s[1], 11.0);
-    write_file(path, "8500000\n");              /* 1.25 MB in 1 s */
-    ck_assert(fabs(qc_sensors_max(s, 2, 12.0) - 0.2) < 1e-9);
-    unlink(path);
-    ck_assert(qc_sensors_max(s, 2, 13.0) < 0.0);
-}
-END_TEST
 
 /* One class of one host as the paper's model has it: a fraction of
  * clients per tree set by m, costs a, b, c. */
@@ -170,6 +100,7 @@ START_TEST(test_step_isolation_and_pinning)
     double u = 0.0, tail = 0.0;
     char state[] = "/tmp/qc-state-XXXXXX", line[QC_RLS_LINE_MAX];
     qc_rls_t saved;
+    qc_rls_sample_t x;
     ssize_t n;
     int period;
     unsigned i;
@@ -228,7 +159,18 @@ START_TEST(test_step_isolation_and_pinning)
     ck_assert_int_gt(n, 0);
     line[n] = '\0';
     ck_assert_int_eq(qc_rls_parse(&saved, line), 0);
-    ck_assert(fabs(qc_rls_b(&saved) - TRUE_B) < 0.1 * TRUE_B);
+    /* What a request to each tree costs (a_j and b alone cannot be
+     * told apart with one reply size per tree). */
+    memset(&x, 0, sizeof(x));
+    x.r[0] = 1000.0;
+    x.w = 1000.0 * 65536.0;
+    ck_assert(fabs(qc_rls_predict(&saved, &x) - qc_rls_d(&saved)
+                   - 1000.0 * (TRUE_A + TRUE_B * 65536.0)) < 0.06);
+    memset(&x, 0, sizeof(x));
+    x.r[1] = 1000.0;
+    x.w = 1000.0 * 8192.0;
+    ck_assert(fabs(qc_rls_predict(&saved, &x) - qc_rls_d(&saved)
+                   - 1000.0 * (TRUE_A + TRUE_B * 8192.0)) < 0.03);
     close(cfg.state_fd);
     unlink(state);
 }
@@ -542,8 +484,6 @@ int main(void)
     apr_initialize();
     apr_pool_create(&pool, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_add_test(tc, test_cpu_sensor_counts_only_allowed_cpus);
-    tcase_add_test(tc, test_link_sensor_and_maximum);
     tcase_add_test(tc, test_step_isolation_and_pinning);
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_differentiation_without_best_effort);

@@ -82,6 +82,8 @@ START_TEST(test_process_gain_levels)
     static const double inverted[] = { 0.50, 0.30, 0.90 };
     static const double idle[] = { 0.0, 0.0, 0.0 };
     static const double xbar[] = { 5000.0, 20000.0, 60000.0 };
+    static const double a_same[] = { 1e-4, 1e-4, 1e-4 };
+    static const double a_cgi[] = { 3e-3, 1e-4, 1e-4 };
     double u[4];
 
     /* Inside a segment: its slope. */
@@ -108,32 +110,17 @@ START_TEST(test_process_gain_levels)
 
     /* Level utilizations from the model: U_0 = c R,
      * U_k = a R + b R xbar_k. */
-    qc_pi_level_utils(1e-4, 8e-9, 4e-5, 1000.0, xbar, 3, u);
+    qc_pi_level_utils(a_same, 8e-9, 4e-5, 1000.0, xbar, 3, u);
     assert_near(u[0], 0.04, 1e-12);
     assert_near(u[1], 0.14, 1e-12);
     assert_near(u[2], 0.26, 1e-12);
     assert_near(u[3], 0.58, 1e-12);
     assert_near(qc_pi_process_gain(u, 3, 2.5), 0.32, 1e-12);
-}
-END_TEST
-
-START_TEST(test_gain_admission)
-{
-    double u_acc = 1.74, cr = 4e-5 * 3000.0, f_eq;
-
-    /* p = (U_set - c R) / f */
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 3000.0, 0.5), 0.92, 1e-12);
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 3000.0, 1.0), 0.46, 1e-12);
-    /* At the equilibrium fraction it equals dU/df = U_accept - c R. */
-    f_eq = (0.58 - cr) / (u_acc - cr);
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 3000.0, f_eq),
-                u_acc - cr, 1e-12);
-    /* Floors: f -> 0, rejection overhead above the set point. */
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 3000.0, 0.0),
-                0.46 / QC_PI_F_MIN, 1e-9);
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 30000.0, 0.5),
-                QC_PI_GAIN_MIN, 1e-15);
-    assert_near(qc_pi_gain_admission(0.58, 4e-5, 3000.0, 7.0), 0.46, 1e-12);
+    /* A dynamic top tree (3 ms a request) over static ones: a_tree[0]
+     * is the top's cost. */
+    qc_pi_level_utils(a_cgi, 8e-9, 4e-5, 100.0, xbar, 3, u);
+    assert_near(u[3], 0.3 + 0.048, 1e-12);
+    assert_near(u[2], 0.01 + 0.016, 1e-12);
 }
 END_TEST
 
@@ -580,7 +567,6 @@ static Suite *pi_suite(void)
     tcase_add_test(tc, test_gains_hand_worked);
     tcase_add_test(tc, test_gains_satisfy_design_equations);
     tcase_add_test(tc, test_process_gain_levels);
-    tcase_add_test(tc, test_gain_admission);
     tcase_add_test(tc, test_step_g4);
     tcase_add_test(tc, test_step_g10);
     tcase_add_test(tc, test_step_multilevel);

@@ -165,41 +165,6 @@ START_TEST(test_capacity_invalid)
 }
 END_TEST
 
-/* The trim integrates a tenth of the measured error per period, within
- * [-bound/2, +bound/4], and not at all while inactive. */
-START_TEST(test_trim)
-{
-    double t = 0.0;
-    int k;
-
-    t = qc_target_trim(t, 0.9, 0.98, QC_TRIM_GAIN, 1);
-    ck_assert(fabs(t - (-0.008)) < 1e-12);
-    ck_assert(qc_target_trim(t, 0.9, 0.5, QC_TRIM_GAIN, 0) == t);
-    ck_assert(qc_target_trim(t, 0.9, -1.0, QC_TRIM_GAIN, 1) == t);
-    /* (no sensor) */
-    ck_assert(qc_target_trim(t, 0.9, NAN, QC_TRIM_GAIN, 1) == t);
-    for (k = 0; k < 1000; k++) {
-        t = qc_target_trim(t, 0.9, 1.0, QC_TRIM_GAIN, 1);
-    }
-    ck_assert(fabs(t - (-0.45)) < 1e-12);
-    for (k = 0; k < 1000; k++) {
-        t = qc_target_trim(t, 0.58, 0.0, QC_TRIM_GAIN, 1);
-    }
-    ck_assert(fabs(t - 0.145) < 1e-12);
-    /* a bias of 0.08 is gone in about 30 periods */
-    t = 0.0;
-    for (k = 0; k < 30; k++) {
-        double measured = 0.9 + 0.08 + t;       /* U follows the target */
-
-        t = qc_target_trim(t, 0.9, measured, QC_TRIM_GAIN, 1);
-    }
-    ck_assert(fabs(t + 0.08) < 0.005);
-    /* a gain out of (0, 1] changes nothing */
-    ck_assert(qc_target_trim(t, 0.9, 1.0, 0.0, 1) == t);
-    ck_assert(qc_target_trim(t, 0.9, 1.0, 2.0, 1) == t);
-}
-END_TEST
-
 static Suite *targets_suite(void)
 {
     Suite *s = suite_create("qc_targets");
@@ -211,7 +176,6 @@ static Suite *targets_suite(void)
     tcase_add_test(tc, test_share_level);
     tcase_add_test(tc, test_capacity_check);
     tcase_add_test(tc, test_capacity_invalid);
-    tcase_add_test(tc, test_trim);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,8 +18,13 @@
 #include <apr_atomic.h>
 #include "qc_level.h"
 
+/* Buckets of the client hash N in [0, 1) the request path counts. */
+#ifndef QC_BUCKETS
+#define QC_BUCKETS 64
+#endif
+
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  3u
+#define QC_SHM_VERSION  4u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -40,6 +45,15 @@ typedef struct {
     volatile apr_uint64_t bytes;        /* body bytes of those */
     volatile apr_uint64_t level_responses[QC_MAX_TREES + 1]; /* by tree */
     volatile apr_uint64_t level_bytes[QC_MAX_TREES + 1];
+    /* Requests decided on, by bucket of their client's hash N (QC_BUCKETS
+     * in qc_level.h): how the load of a class spreads over its clients,
+     * so the controller can see when a few keys carry most of it. */
+    volatile apr_uint64_t bucket_arrived[QC_BUCKETS];
+
+    /* controller: buckets whose requests are split between the two
+     * trees around m request by request, not client by client (bit b:
+     * bucket b carries more than a few clients' share of the load). */
+    volatile apr_uint64_t spread_mask;
 
     /* controller: the level the actuator applies, QC_LEVEL_ONE fixed
      * point, already combined with best effort (excess sharing) */
@@ -68,6 +82,10 @@ typedef struct {
     apr_uint32_t capacity;              /* slots allocated */
     apr_uint32_t generation;            /* configuration loads */
     volatile apr_uint64_t config_time;  /* apr_time_t of the last load */
+    /* Random at creation: keys the client hash, so that no client can
+     * compute an address, port or cookie that always gets the top tree
+     * or is never rejected. */
+    apr_uint64_t secret;
 
     /* controller */
     volatile apr_uint64_t heartbeat;    /* apr_time_t of its last period */
@@ -75,6 +93,14 @@ typedef struct {
     volatile apr_uint32_t controller_pid;
     volatile apr_uint32_t fail_open_logged;
     volatile apr_uint64_t a_bits, b_bits, c_bits, d_bits;
+    /* Cost per request of each tree, [0] the top tree, [j] j below it
+     * (s/request, the model's a_j; a_bits is a_0). */
+    volatile apr_uint64_t a_tree_bits[QC_MAX_TREES];
+    /* Measured over modelled utilization of the requests (qc_calib.h). */
+    volatile apr_uint64_t calibration_bits;
+    /* QC_WARN_* bits: what the controller wants an admin to know. */
+    volatile apr_uint32_t warnings;
+    volatile apr_uint32_t pad1;
     volatile apr_uint64_t u_measured_bits;
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
     volatile apr_uint64_t u_best_effort_target_bits;
@@ -84,6 +110,14 @@ typedef struct {
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;
+
+/* warnings */
+/* Degrading or rejecting did not lower the measured utilization: load
+ * the server does not cause; the controller stopped shedding. */
+#define QC_WARN_BACKGROUND      1u
+/* The named resource stays low while httpd's accept queues fill: the
+ * bottleneck is elsewhere (QosCtlResource names the wrong one). */
+#define QC_WARN_WRONG_RESOURCE  2u
 
 #define QC_SHM_SIZE(capacity) \
     (sizeof(qc_shm_t) + ((capacity) - 1) * sizeof(qc_slot_t))

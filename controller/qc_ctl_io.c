@@ -1,0 +1,247 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The controller's I/O: the levels and figures it publishes in the
+ * shared segment, the per-period log, the state file, and the timer
+ * that runs the periods.  No decisions are taken here.
+ */
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apr_atomic.h"
+#include "apr_strings.h"
+#include "apr_time.h"
+
+#include "qc_ctl_private.h"
+
+/* Longest log line of one class (the host name is at most QC_KEY_LEN). */
+#define QC_LOG_LINE (QC_KEY_LEN + 320)
+
+void qc_ctl_model_from_rls(qc_ctl_t *ctl)
+{
+    unsigned j;
+
+    for (j = 0; j < QC_MAX_TREES; j++) {
+        ctl->model.a_tree[j] = qc_rls_a_tree(&ctl->rls, j);
+    }
+    ctl->model.a = ctl->model.a_tree[0];
+    ctl->model.b = qc_rls_b(&ctl->rls);
+    ctl->model.c = qc_rls_c(&ctl->rls);
+    ctl->model.d = qc_rls_d(&ctl->rls);
+}
+
+static unsigned qc_popcount(apr_uint64_t v)
+{
+    return (unsigned)__builtin_popcountll(v);
+}
+
+static void qc_publish_class(const qc_ctl_class_t *cl, qc_class_shm_t *cs,
+                             unsigned levels, int fixed)
+{
+    apr_atomic_set64(&cs->spread_mask, cl->spread.mask);
+    if (fixed) {
+        return;                 /* QosCtlFixedLevel: the module's level */
+    }
+    apr_atomic_set32(&cs->level_fx, qc_level_to_fx(cl->m_applied, levels));
+    apr_atomic_set64(&cs->r_bits, qc_dbits(cl->r));
+    apr_atomic_set64(&cs->r_rej_bits, qc_dbits(cl->r_rej));
+    apr_atomic_set64(&cs->w_bits, qc_dbits(cl->w));
+    apr_atomic_set64(&cs->u_bits, qc_dbits(cl->u));
+    apr_atomic_set64(&cs->u_target_bits, qc_dbits(cl->u_target));
+    apr_atomic_set64(&cs->m_own_bits, qc_dbits(qc_pi_output(&cl->pi)));
+}
+
+/* One line in the error log (the controller's stderr) when a warning
+ * comes or goes. */
+static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
+{
+    if ((now ^ before) & QC_WARN_BACKGROUND) {
+        fprintf(stderr, now & QC_WARN_BACKGROUND
+                ? "QosCtl: degrading and rejecting did not lower the "
+                  "measured utilization: the load is not this server's "
+                  "own; serving everyone at full quality for a while\n"
+                : "QosCtl: background load check over; control resumes\n");
+    }
+    if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
+        fprintf(stderr, now & QC_WARN_WRONG_RESOURCE
+                ? "QosCtl: the resource QosCtlResource names stays low "
+                  "while httpd's accept queues fill: the bottleneck is "
+                  "probably another resource\n"
+                : "QosCtl: the named resource and the accept queues "
+                  "agree again\n");
+    }
+}
+
+void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_shm_t *q = cfg->shm;
+    apr_uint32_t before = apr_atomic_read32(&q->warnings);
+    unsigned i, j;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_publish_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
+                             cfg->vs[i].levels, cfg->vs[i].fixed);
+        }
+    }
+    apr_atomic_set64(&q->accept_queue, ctl->queued < 0 ? ~(apr_uint64_t)0
+                     : (apr_uint64_t)ctl->queued);
+    apr_atomic_set64(&q->a_bits, qc_dbits(ctl->model.a));
+    apr_atomic_set64(&q->b_bits, qc_dbits(ctl->model.b));
+    apr_atomic_set64(&q->c_bits, qc_dbits(ctl->model.c));
+    apr_atomic_set64(&q->d_bits, qc_dbits(ctl->model.d));
+    for (j = 0; j < QC_MAX_TREES; j++) {
+        apr_atomic_set64(&q->a_tree_bits[j], qc_dbits(ctl->model.a_tree[j]));
+    }
+    apr_atomic_set64(&q->calibration_bits, qc_dbits(ctl->calib.k));
+    apr_atomic_set32(&q->warnings, ctl->warnings);
+    if (before != ctl->warnings) {
+        qc_note_warnings(before, ctl->warnings);
+    }
+    apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
+    apr_atomic_set64(&q->m_best_effort_bits,
+                     qc_dbits(qc_pi_output(&ctl->be)));
+    apr_atomic_set64(&q->u_best_effort_target_bits,
+                     qc_dbits(ctl->be_target));
+    apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
+    apr_atomic_inc64(&q->periods);
+    /* Last, so a request that sees the heartbeat sees fresh levels. */
+    apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);
+    apr_atomic_set32(&q->fail_open_logged, 0);
+}
+
+/* Append to the period's buffer; a line that would not fit is left
+ * out whole rather than cut. */
+static void qc_log_add(qc_ctl_t *ctl, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(ctl->logbuf + *len, ctl->logcap - *len, fmt, ap);
+    va_end(ap);
+    if (n > 0 && (size_t)n < ctl->logcap - *len) {
+        *len += (size_t)n;
+    }
+    else {
+        ctl->logbuf[*len] = '\0';
+    }
+}
+
+/* One write per period keeps lines of concurrent readers whole. */
+void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    static const char *const names[QC_NCLASSES] = { "premium", "basic" };
+    size_t len = 0;
+    unsigned i;
+    int k;
+
+    if (cfg->log_fd < 0 || !ctl->logbuf) {
+        return;
+    }
+    if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
+        qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
+                   "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
+                   "a_next\tspread\n");
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
+                       "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
+                       "%.4g\t%u\n", now_us / 1e6, cfg->vs[i].name,
+                       names[k], cl->r, cl->r_rej, cl->w, cl->u,
+                       cl->u_target, cl->m_applied, ctl->u_measured,
+                       ctl->model.a, ctl->model.b, ctl->model.c,
+                       ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
+                       qc_popcount(cl->spread.mask));
+        }
+    }
+    if (write(cfg->log_fd, ctl->logbuf, len) < 0) {
+        /* Nothing to tell: a full disk must not stop control. */
+    }
+}
+
+void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p)
+{
+    ctl->logcap = 256 + (size_t)ctl->cfg->nvs * QC_NCLASSES * QC_LOG_LINE;
+    ctl->logbuf = apr_palloc(p, ctl->logcap);
+}
+
+void qc_ctl_save_state(qc_ctl_t *ctl)
+{
+    char line[QC_RLS_LINE_MAX];
+    int fd = ctl->cfg->state_fd;
+    int n;
+
+    if (fd < 0 || ctl->periods % QC_CTL_STATE_EVERY
+        || !qc_rls_converged(&ctl->rls)) {
+        return;
+    }
+    n = qc_rls_format(&ctl->rls, line, sizeof(line));
+    if (n > 0 && pwrite(fd, line, (size_t)n, 0) == n) {
+        if (ftruncate(fd, n) != 0) {
+            /* the next write tries again */
+        }
+    }
+}
+
+static double qc_mono(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double qc_cpu_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
+{
+    qc_ctl_config_t *cfg = ctl->cfg;
+    double last = qc_mono(), next = last;
+
+    qc_sensors_max(cfg->sensors, cfg->nsensors, last);    /* prime */
+    while (!*stop) {
+        struct timespec ts;
+        double now, cpu0;
+
+        next += cfg->period;
+        ts.tv_sec = (time_t)next;
+        ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
+        if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
+            == EINTR || *stop) {
+            continue;
+        }
+        if (getppid() != parent) {
+            return 0;           /* httpd is gone; so are we */
+        }
+        cpu0 = qc_cpu_seconds();
+        now = qc_mono();
+        qc_ctl_step(ctl, now - last,
+                    qc_sensors_max(cfg->sensors, cfg->nsensors, now),
+                    qc_backlog_read(&cfg->backlog), apr_time_now());
+        last = now;
+        apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
+                         ((qc_cpu_seconds() - cpu0) * 1e9));
+        if (now - next > cfg->period) {
+            next = now;         /* overslept (suspend, overload): resync */
+        }
+    }
+    return 0;
+}

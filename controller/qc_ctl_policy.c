@@ -1,0 +1,537 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The control policy (paper §4.4, §5): from the period's rates, the
+ * sensor reading and the loop state, the levels of every class.  No
+ * I/O.  The reasoning behind the rules is in doc/control.md.
+ */
+
+#include <math.h>
+#include <string.h>
+
+#include "qc_ctl_private.h"
+#include "qc_math.h"
+
+/* Decided work not yet sent (periods of the resource) below which
+ * there is none. */
+#define QC_CTL_BACKLOG_IDLE 0.05
+
+/* Decided load the loops expected to exceed the bound, relative. */
+#define QC_CTL_EXPECTED 1.05
+
+/* Wrong resource: the sensor below half the bound while this many
+ * connections wait in the accept queues, for this many periods. */
+#define QC_WARN_QUEUE 16
+#define QC_WARN_PERIODS 5
+
+/* Background: shedding at least this share of the model load left
+ * the measured utilization within QC_BG_MOVED of where it was, for
+ * QC_BG_PERIODS periods: serve everyone for QC_BG_HOLD periods. */
+#define QC_BG_SHED 0.5
+#define QC_BG_MOVED 0.05
+#define QC_BG_PERIODS 5
+#define QC_BG_HOLD 60
+
+/* The fewest trees of a host the best-effort level drives: m_b of
+ * 1 / this serves every such host from its lowest tree or above. */
+static unsigned qc_min_levels(const qc_ctl_config_t *cfg)
+{
+    unsigned i, m = 0;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        if (!cfg->vs[i].fixed && (m == 0 || cfg->vs[i].levels < m)) {
+            m = cfg->vs[i].levels;
+        }
+    }
+    return m ? m : 1;
+}
+
+/* Did a rate change by half or more since the last period? */
+static int qc_jumped(double now, double prev)
+{
+    double hi = now > prev ? now : prev;
+
+    return hi > 0.0 && (now > prev ? now - prev : prev - now) >= 0.5 * hi
+           && hi >= 1.0;
+}
+
+void qc_ctl_update_model(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_rls_sample_t x;
+    double served = 0.0, u = ctl->u_measured;
+    unsigned i, j;
+    int k;
+
+    memset(&x, 0, sizeof(x));
+    for (i = 0; i < cfg->nvs; i++) {
+        unsigned levels = cfg->vs[i].levels;
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            for (j = 1; j <= levels; j++) {
+                x.r[levels - j] += cl->r_served_tree[j];
+                served += cl->r_served_tree[j];
+            }
+            x.w += cl->w;
+            x.r_rej += cl->r_rej;
+        }
+    }
+    /* A saturated period is censored by the fit itself.  Otherwise,
+     * right after a jump of the load and in the period after a
+     * saturated one, the sensor still sees old load draining: such a
+     * period would teach the model the lag, not the costs. */
+    if (u >= 0.0 && (u >= QC_PI_SATURATED
+                     || (ctl->prev_u < QC_PI_SATURATED
+                         && !qc_jumped(x.w, ctl->prev_w)
+                         && !qc_jumped(served, ctl->prev_served)
+                         && !qc_jumped(x.r_rej, ctl->prev_rej)))) {
+        qc_rls_update(&ctl->rls, &x, u);
+    }
+    ctl->prev_w = x.w;
+    ctl->prev_served = served;
+    ctl->prev_rej = x.r_rej;
+    qc_ctl_model_from_rls(ctl);
+}
+
+/*
+ * Model utilization of what a class decided in the period: arrivals by
+ * tree at each tree's cost, bytes at each tree's mean reply (the loops
+ * act on that, not on bytes logged as replies finish, which lag a change
+ * of level by as long as the link's queue takes to drain), rejections.
+ * Until some reply size is known, the logged bytes stand in.
+ */
+static double qc_class_model_util(const qc_model_t *mod,
+                                  const qc_ctl_class_t *cl, unsigned levels)
+{
+    double u = mod->c * cl->r_rej, w = 0.0;
+    unsigned k;
+    int known = 0;
+
+    for (k = 1; k <= levels; k++) {
+        u += mod->a_tree[levels - k] * cl->r_tree[k];
+        if (cl->xbar[k - 1] > 0.0) {
+            w += cl->r_tree[k] * cl->xbar[k - 1];
+            known = 1;
+        }
+    }
+    return u + mod->b * (known ? w : cl->w);
+}
+
+/* Calibrated utilization of a class at each level, u[0..levels]. */
+static void qc_class_levels(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                            unsigned levels, double *u)
+{
+    unsigned k;
+
+    qc_pi_level_utils(ctl->model.a_tree, ctl->model.b, ctl->model.c, cl->r,
+                      cl->xbar, levels, u);
+    for (k = 0; k <= levels; k++) {
+        u[k] *= ctl->calib.k;
+    }
+}
+
+/* dU/dm of a class at level m (qc_pi_process_gain). */
+static double qc_class_gain(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                            unsigned levels, double m)
+{
+    double u[QC_MAX_TREES + 1];
+
+    qc_class_levels(ctl, cl, levels, u);
+    return qc_pi_process_gain(u, levels, m);
+}
+
+/* Calibrated utilization of a class at level m. */
+static double qc_class_util(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                            unsigned levels, double m)
+{
+    double u[QC_MAX_TREES + 1];
+
+    qc_class_levels(ctl, cl, levels, u);
+    return qc_pi_util_at(u, levels, m);
+}
+
+/*
+ * A large-signal jump of a loop to m_ff (qc_pi_jump), never into
+ * rejection: a jump stops at level `lowest` (the lowest tree) unless the
+ * loop is below it already.  Rejecting is left to the PI, a period at a
+ * time, on the measured error, so that a model that does not yet know
+ * what the lowest tree costs cannot turn degrading into refusing.
+ *
+ * On a saturated sensor the accept queues must be readable for a jump
+ * (arrivals counted when they come, not in a burst when the server gets
+ * to them); without them only the first saturated period allows one,
+ * and only to a loop that passes first_ok (best effort).  Returns 1 if
+ * the loop jumped.
+ */
+static int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
+                       double u, double m_ff, double lowest, int first_ok)
+{
+    double m = qc_pi_output(pi), lo = m < lowest ? m : lowest;
+    int saturated = ctl->u_measured >= QC_PI_SATURATED;
+    int counted = saturated && ctl->queued >= 0;
+
+    if (saturated && !counted
+        && !(first_ok && ctl->prev_u < QC_PI_SATURATED)) {
+        return 0;
+    }
+    return qc_pi_jump(pi, target, u, m_ff < lo ? lo : m_ff, counted);
+}
+
+/*
+ * No 503 while the resource is below the bound: a loop that went down
+ * this period may not go below the lowest tree (or below where it was,
+ * if it was lower already) unless the measurement says the bound is
+ * reached.  Rejection is for when the cheapest tree cannot carry the
+ * load, and that shows as a measured utilization at the bound.
+ */
+static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
+                                     double before, double lowest)
+{
+    if (ctl->u_measured >= 0.0 && ctl->u_measured < ctl->cfg->bound) {
+        qc_pi_hold_floor(pi, before < lowest ? before : lowest);
+    }
+}
+
+/*
+ * What a guaranteed class's own loop holds it to: its load, or its
+ * target when it is over it, for the loop cuts it there.  Best effort
+ * plans with this, not with the load of the moment: a host over its
+ * contract that had ridden on best effort's level left it for its own
+ * loop, and best effort, planning with the host's whole load, jumped
+ * to rejecting everyone.
+ */
+static double qc_held(const qc_ctl_class_t *cl, double u)
+{
+    return u < cl->u_target ? u : cl->u_target;
+}
+
+/* Premium gets the guarantee less the cost of rejecting basic; basic
+ * gets what premium leaves (paper §5.2), in measured units.  Returns
+ * what their loops hold them to (qc_held). */
+static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
+{
+    const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
+    qc_ctl_class_t *prem = qc_cls(ctl, i, QC_CLASS_PREMIUM);
+    qc_ctl_class_t *basic = qc_cls(ctl, i, QC_CLASS_BASIC);
+    double k = ctl->calib.k;
+    double ustar = k * qc_target_guarantee(&ctl->model, vs->rmax, vs->wmax);
+
+    prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r);
+    basic->u_target = qc_target_basic(ustar, prem->u);
+    return qc_held(prem, prem->u) + qc_held(basic, basic->u);
+}
+
+/* Is a class of a host that is not pinned served at the best-effort
+ * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
+ * when m is above its own loop's output (excess sharing, §5.3). */
+static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
+                        double m)
+{
+    return !vs->guaranteed || qc_pi_output(&cl->pi) < m;
+}
+
+/* Calibrated utilization of all traffic the best-effort level can move,
+ * at normalized level m_b: each class at the level it is served at. */
+static double qc_be_util(double m_b, void *arg)
+{
+    qc_ctl_t *ctl = arg;
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        if (vs->fixed) {
+            continue;
+        }
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double m = m_b * vs->levels;
+
+            u += qc_be_drives(vs, cl, m)
+                 ? qc_class_util(ctl, cl, vs->levels, m)
+                 : qc_held(cl, qc_class_util(ctl, cl, vs->levels,
+                                             qc_pi_output(&cl->pi)));
+        }
+    }
+    return u;
+}
+
+typedef struct {
+    const qc_ctl_t *ctl;
+    const qc_ctl_class_t *cl;
+    unsigned levels;
+} qc_class_arg_t;
+
+static double qc_class_util_cb(double m, void *arg)
+{
+    const qc_class_arg_t *a = arg;
+
+    return qc_class_util(a->ctl, a->cl, a->levels, m);
+}
+
+/* The level at which the calibrated model puts a class at target. */
+static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                             unsigned levels, double target)
+{
+    qc_class_arg_t a = { ctl, cl, levels };
+
+    return qc_pi_invert(qc_class_util_cb, &a, 0.0, levels, target);
+}
+
+/*
+ * The best-effort loop holds everything not covered by a guarantee at
+ * the bound less the guaranteed traffic and the background (§5.3).  Its
+ * output is a fraction of each host's range; its process gain sums the
+ * classes it drives, each scaled by that host's M.
+ */
+static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
+    double lowest = 1.0 / qc_min_levels(cfg);
+    int saturated = ctl->u_measured >= QC_PI_SATURATED;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        if (vs->fixed) {
+            continue;
+        }
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double m = m_b * vs->levels;
+
+            if (!qc_be_drives(vs, cl, m)) {
+                continue;       /* its own loop is in force */
+            }
+            /* A guaranteed class served at the best-effort level (excess
+             * sharing) is best effort's to hold: in its measurement and
+             * out of what its target leaves for the guarantees. */
+            if (vs->guaranteed) {
+                u_guaranteed -= qc_held(cl, cl->u);
+            }
+            u += cl->u;
+            gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
+        }
+    }
+    ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
+                                           u_guaranteed);
+    if (gain <= 0.0) {
+        gain = QC_PI_GAIN_MIN;
+    }
+    /* u_guaranteed is now what the guaranteed loops hold themselves. */
+    m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
+                        ctl->be_target + u_guaranteed);
+    if (!qc_ctl_jump(ctl, &ctl->be, ctl->be_target, u, m_ff, lowest, 1)) {
+        /* On a saturated resource best effort only goes down. */
+        qc_pi_step(&ctl->be, ctl->be_target, u, gain, cfg->period,
+                   cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
+    }
+    qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest);
+    return qc_pi_output(&ctl->be);
+}
+
+/* A guaranteed class's own loop; returns the level applied to it. */
+static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                                 qc_ctl_class_t *cl, double m_b)
+{
+    double own = qc_pi_output(&cl->pi);
+    double p = qc_class_gain(ctl, cl, vs->levels, own);
+    double applied = cl->m_applied > own + 1e-9 ? cl->m_applied
+                     : QC_PI_APPLIED_OWN;
+    double m_ff = qc_class_level(ctl, cl, vs->levels, cl->u_target);
+
+    if (applied != QC_PI_APPLIED_OWN
+        || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
+        qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
+                   ctl->cfg->gain_margin, applied);
+    }
+    qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0);
+    return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
+}
+
+/*
+ * Work decided in earlier periods that the resource has yet to do: the
+ * calibrated model of what was decided beyond what the sensor saw,
+ * accumulated while saturated (an unsaturated resource has none
+ * waiting).  Uses the calibration in force when the work was decided.
+ * Returns nonzero while some is left.
+ */
+static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
+{
+    if (ctl->u_measured >= 0.0) {
+        if (ctl->u_measured < QC_PI_SATURATED) {
+            ctl->backlog = 0.0;
+        }
+        else {
+            ctl->backlog += ctl->calib.k * u_model + ctl->d_charged
+                            - ctl->u_measured;
+            if (ctl->backlog < 0.0) {
+                ctl->backlog = 0.0;
+            }
+        }
+    }
+    return ctl->backlog > QC_CTL_BACKLOG_IDLE;
+}
+
+/*
+ * QosCtlResource names the wrong resource when it stays low while
+ * connections wait to be accepted: something else is the bottleneck.
+ * Counted up and down so that one period does not flip it.
+ */
+static void qc_check_resource(qc_ctl_t *ctl)
+{
+    if (ctl->u_measured >= 0.0 && ctl->u_measured < 0.5 * ctl->cfg->bound
+        && ctl->queued >= QC_WARN_QUEUE) {
+        if (ctl->low_queued < 2 * QC_WARN_PERIODS) {
+            ctl->low_queued++;
+        }
+    }
+    else if (ctl->low_queued > 0) {
+        ctl->low_queued--;
+    }
+    if (ctl->low_queued >= QC_WARN_PERIODS) {
+        ctl->warnings |= QC_WARN_WRONG_RESOURCE;
+    }
+    else if (ctl->low_queued == 0) {
+        ctl->warnings &= ~QC_WARN_WRONG_RESOURCE;
+    }
+}
+
+/*
+ * Load the server does not cause is not shed by refusing its own
+ * requests: when shedding half the model load or more left the
+ * measured utilization where it was when shedding began, for
+ * QC_BG_PERIODS periods with nothing decided left to drain, serve
+ * everyone for QC_BG_HOLD periods and say so; then try again.
+ * u_full: the model load of the same arrivals at full quality.
+ */
+static void qc_check_background(qc_ctl_t *ctl, double u_model,
+                                double u_full, int shedding, int draining)
+{
+    double u = ctl->u_measured;
+
+    if (u < 0.0) {
+        return;
+    }
+    if (!shedding) {
+        ctl->shed_u_measured = u;
+        ctl->shed_futile = 0;
+        if (u < ctl->cfg->bound) {
+            ctl->warnings &= ~QC_WARN_BACKGROUND;
+        }
+        return;
+    }
+    if (u < ctl->cfg->bound) {
+        ctl->warnings &= ~QC_WARN_BACKGROUND;     /* shedding works */
+    }
+    if (u >= ctl->cfg->bound && !draining && u_full > 0.0
+        && u_model <= (1.0 - QC_BG_SHED) * u_full
+        && u >= ctl->shed_u_measured - QC_BG_MOVED) {
+        ctl->shed_futile++;
+    }
+    else {
+        ctl->shed_futile = 0;
+    }
+    if (ctl->shed_futile >= QC_BG_PERIODS) {
+        ctl->warnings |= QC_WARN_BACKGROUND;
+        ctl->background_hold = QC_BG_HOLD;
+        ctl->shed_futile = 0;
+    }
+}
+
+/* Everyone at the top tree: the background hold. */
+static void qc_serve_all(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    qc_pi_init(&ctl->be, 1.0, 1.0);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            qc_pi_init(&cl->pi, cfg->vs[i].levels, cfg->vs[i].levels);
+            cl->m_applied = cfg->vs[i].levels;
+        }
+    }
+}
+
+void qc_ctl_policy(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u_guaranteed = 0.0, u_model = 0.0, u_full = 0.0, m_b;
+    int shedding = 0, draining, expected_over;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double lv[QC_MAX_TREES + 1];
+
+            cl->u_model = qc_class_model_util(&ctl->model, cl, vs->levels);
+            u_model += cl->u_model;
+            qc_pi_level_utils(ctl->model.a_tree, ctl->model.b,
+                              ctl->model.c, cl->r, cl->xbar, vs->levels, lv);
+            u_full += lv[vs->levels];
+            shedding |= !vs->fixed && cl->r > 0.0
+                        && cl->m_applied < vs->levels - 1e-6;
+        }
+    }
+    ctl->d_charged = qc_target_background(&ctl->model, cfg->bound);
+    expected_over = ctl->calib.k * u_model + ctl->d_charged
+                    > QC_CTL_EXPECTED * cfg->bound;
+    draining = qc_update_backlog(ctl, u_model);
+    if (!ctl->background_hold) {
+        qc_calib_update(&ctl->calib, ctl->u_measured, u_model,
+                        ctl->d_charged, draining, expected_over,
+                        QC_PI_SATURATED);
+    }
+    for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
+        ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
+    }
+    qc_check_resource(ctl);
+    qc_check_background(ctl, u_model, u_full, shedding, draining);
+    if (ctl->background_hold) {
+        ctl->background_hold--;
+        qc_serve_all(ctl);
+        return;
+    }
+
+    for (i = 0; i < cfg->nvs; i++) {
+        if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
+            u_guaranteed += qc_guaranteed_targets(ctl, i);
+        }
+    }
+    m_b = qc_best_effort(ctl, u_guaranteed);
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (vs->fixed) {
+                cl->m_applied = qc_pi_output(&cl->pi);
+            }
+            else if (vs->guaranteed) {
+                cl->m_applied = qc_guaranteed_loop(ctl, vs, cl, m_b);
+            }
+            else {
+                cl->u_target = ctl->be_target;
+                cl->m_applied = m_b * vs->levels;
+                qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * What the controller's own files share (not for the module): the
+ * period is split into sensing (qc_ctl_sense.c: counters to rates),
+ * the control policy (qc_ctl_policy.c: a pure function of those rates,
+ * the sensor reading and the loop state) and I/O (qc_ctl_io.c:
+ * publishing, the log, the state file, the timer).
+ */
+
+#ifndef QC_CTL_PRIVATE_H
+#define QC_CTL_PRIVATE_H
+
+#include "qc_controller.h"
+
+static APR_INLINE qc_ctl_class_t *qc_cls(qc_ctl_t *ctl, unsigned i, int k)
+{
+    return &ctl->cls[i * QC_NCLASSES + k];
+}
+
+/* qc_ctl_sense.c */
+void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
+                        qc_ctl_counts_t *c);
+void qc_ctl_sense(qc_ctl_t *ctl, double dt);
+void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
+
+/* qc_ctl_policy.c */
+void qc_ctl_update_model(qc_ctl_t *ctl);
+void qc_ctl_policy(qc_ctl_t *ctl);
+
+/* qc_ctl_io.c */
+void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);
+void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p);
+void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us);
+void qc_ctl_save_state(qc_ctl_t *ctl);
+void qc_ctl_model_from_rls(qc_ctl_t *ctl);
+
+#endif /* QC_CTL_PRIVATE_H */

@@ -1,0 +1,133 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/* Counters to rates: what the request path counted in the period. */
+
+#include "apr_atomic.h"
+
+#include "qc_ctl_private.h"
+
+/* A tree's mean reply size is a mean over replies, each period's
+ * weighted by this factor per period of age: one small reply (a status
+ * page) must not stand for the hundreds that follow it. */
+#define QC_XBAR_KEEP 0.7
+
+/* Most the accept queues' change may scale the counted arrivals by. */
+#define QC_CTL_QUEUE_SCALE 4.0
+
+void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
+                        qc_ctl_counts_t *c)
+{
+    unsigned k;
+
+    for (k = 0; k <= levels; k++) {
+        c->larr[k] = apr_atomic_read64(&cs->level_arrived[k]);
+    }
+    c->responses = apr_atomic_read64(&cs->responses);
+    c->bytes = apr_atomic_read64(&cs->bytes);
+    for (k = 1; k <= levels; k++) {
+        c->lresp[k] = apr_atomic_read64(&cs->level_responses[k]);
+        c->lbytes[k] = apr_atomic_read64(&cs->level_bytes[k]);
+    }
+    for (k = 0; k < QC_BUCKETS; k++) {
+        c->buckets[k] = apr_atomic_read64(&cs->bucket_arrived[k]);
+    }
+}
+
+/* Counters only grow; a smaller value means a new segment: no rate. */
+static double qc_rate(apr_uint64_t now, apr_uint64_t prev, double dt)
+{
+    return now >= prev && dt > 0.0 ? (double)(now - prev) / dt : 0.0;
+}
+
+static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
+                           unsigned levels, double dt)
+{
+    qc_ctl_counts_t now;
+    unsigned k;
+
+    qc_ctl_read_counts(cs, levels, &now);
+    cl->r = 0.0;
+    for (k = 0; k <= levels; k++) {
+        cl->r_tree[k] = qc_rate(now.larr[k], cl->prev.larr[k], dt);
+        cl->r += cl->r_tree[k];
+    }
+    cl->r_rej = cl->r_tree[0];
+    cl->r_served = qc_rate(now.responses, cl->prev.responses, dt);
+    cl->w = qc_rate(now.bytes, cl->prev.bytes, dt);
+    for (k = 1; k <= levels; k++) {
+        cl->r_served_tree[k] = qc_rate(now.lresp[k], cl->prev.lresp[k], dt);
+        if (now.lresp[k] >= cl->prev.lresp[k]
+            && now.lbytes[k] >= cl->prev.lbytes[k]) {
+            double *n = &cl->xn[k - 1], *b = &cl->xb[k - 1];
+
+            *n = QC_XBAR_KEEP * *n + (double)(now.lresp[k]
+                                              - cl->prev.lresp[k]);
+            *b = QC_XBAR_KEEP * *b + (double)(now.lbytes[k]
+                                              - cl->prev.lbytes[k]);
+            if (*n >= 1.0) {
+                cl->xbar[k - 1] = *b / *n;
+            }
+        }
+    }
+    qc_spread_update(&cl->spread, now.buckets);
+    cl->prev = now;
+}
+
+void qc_ctl_sense(qc_ctl_t *ctl, double dt)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_sense_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
+                           cfg->vs[i].levels, dt);
+        }
+    }
+}
+
+/*
+ * Arrivals the counters have not seen yet: the growth of httpd's accept
+ * queues over the period (qc_backlog.h); their shrinking is the same
+ * arrivals counted late, in a burst.  Every class waits in the same
+ * queues in the order it came, so each is scaled alike, rejections too:
+ * the waiting connections will be decided at the levels in force.  The
+ * completions the model learns from stay as counted.
+ */
+void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double n = 0.0, s;
+    long prev = ctl->queued;
+    unsigned i, j;
+    int k;
+
+    ctl->queued = queued;
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            n += qc_cls(ctl, i, k)->r * dt;
+        }
+    }
+    if (queued < 0 || prev < 0 || n < 1.0) {
+        return;
+    }
+    s = (n + (double)(queued - prev)) / n;
+    if (s > QC_CTL_QUEUE_SCALE) {
+        s = QC_CTL_QUEUE_SCALE;
+    }
+    else if (s < 1.0 / QC_CTL_QUEUE_SCALE) {
+        s = 1.0 / QC_CTL_QUEUE_SCALE;
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            cl->r *= s;
+            cl->r_rej *= s;
+            for (j = 0; j <= cfg->vs[i].levels; j++) {
+                cl->r_tree[j] *= s;
+            }
+        }
+    }
+}

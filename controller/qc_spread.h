@@ -1,0 +1,44 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Which clients the actuator splits request by request (qc_shm.h
+ * spread_mask).  The level m = I + F serves a client from tree I + 1
+ * when its hash falls below F: over many clients that is a fraction F
+ * of the load, but one address (a NAT, a proxy, a benchmark box)
+ * carrying most of it lands wholly on one side, and the loop sees an
+ * actuator that is all-or-nothing.  The request path counts arrivals by
+ * bucket of the client hash; a bucket that carries more than a few
+ * buckets' fair share of the load holds a heavy key, and its requests
+ * are split one by one.  Everyone else keeps one tree while m stays.
+ *
+ * Pure: no I/O, state owned by the caller.
+ */
+
+#ifndef QC_SPREAD_H
+#define QC_SPREAD_H
+
+#include "qc_shm.h"
+
+/* A bucket is heavy above this multiple of its fair share 1/QC_BUCKETS. */
+#define QC_SPREAD_HEAVY 3.0
+
+/* Weight of the past in the decayed counts, per period. */
+#define QC_SPREAD_KEEP 0.8
+
+/* Fewer requests than this (decayed) tell nothing: keep the mask. */
+#define QC_SPREAD_MIN_COUNT 32.0
+
+typedef struct {
+    double h[QC_BUCKETS];       /* decayed arrivals by bucket */
+    apr_uint64_t prev[QC_BUCKETS];
+    apr_uint64_t mask;
+    int primed;
+} qc_spread_t;
+
+/*
+ * Take this period's cumulative bucket counters and return the mask of
+ * heavy buckets (unchanged while too few requests are counted).
+ */
+apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts);
+
+#endif /* QC_SPREAD_H */
