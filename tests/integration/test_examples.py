@@ -28,10 +28,23 @@ GENERATOR = os.path.join(qcharness.TOP_SRCDIR, "content-trees",
                          "make-sample-site")
 NO_PHP = "php-fpm not installed (CI: apt-get install php8.2-fpm php8.2-cli)"
 
+# What Debian's apache2.conf says about the file system: nothing is served
+# outside /var/www and /usr/share unless a configuration grants it.
+DEBIAN_APACHE2_CONF = r"""
+<Directory />
+    Options FollowSymLinks
+    AllowOverride None
+    Require all denied
+</Directory>
+<FilesMatch "^\.ht">
+    Require all denied
+</FilesMatch>
+"""
+
 # What `a2enconf php8.2-fpm` adds on Debian: a handler chosen by file name
 # for the whole server (/etc/apache2/conf-available/php8.2-fpm.conf).
-DEBIAN_PHP_CONF = """
-<FilesMatch ".+\\.ph(?:ar|p|tml)$">
+DEBIAN_PHP_CONF = r"""
+<FilesMatch ".+\.ph(?:ar|p|tml)$">
     SetHandler "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost"
 </FilesMatch>
 """
@@ -79,7 +92,7 @@ class Example:
                    ("QOSCTL_SNAPSHOT_PORT", str(self.snapshot_port)),
                    ("QOSCTL_FIXED_LEVEL", str(level))]
         lines = ["Define %s %s" % kv for kv in defines + self.defines]
-        lines.append(self.before)
+        lines += [DEBIAN_APACHE2_CONF, self.before]
         lines.append('Include "%s"' % os.path.join(EXAMPLES, self.name))
         return "\n".join(lines) + "\n"
 
