@@ -24,23 +24,32 @@
 #define QC_WARN_QUEUE 16
 #define QC_WARN_PERIODS 5
 
-/* Background: shedding at least this share of the model load left
- * the measured utilization within QC_BG_MOVED of where it was, for
+/* Background: every class with traffic down to its lowest tree or
+ * below, at least this share of the model load shed, and the measured
+ * utilization still above QC_BG_KEPT of where it was and QC_BG_OVER
+ * over the bound (a loop that works holds it at the bound), for
  * QC_BG_PERIODS periods: serve everyone for QC_BG_HOLD periods. */
 #define QC_BG_SHED 0.5
-#define QC_BG_MOVED 0.05
+#define QC_BG_KEPT 0.9
+#define QC_BG_OVER 0.05
 #define QC_BG_PERIODS 5
 #define QC_BG_HOLD 60
 
-/* The fewest trees of a host the best-effort level drives: m_b of
- * 1 / this serves every such host from its lowest tree or above. */
-static unsigned qc_min_levels(const qc_ctl_config_t *cfg)
+/* The fewest trees of a host with traffic the best-effort level
+ * drives: m_b of 1 / this serves every such host from its lowest tree
+ * or above.  An idle host must not hold the others at its range. */
+static unsigned qc_min_levels(qc_ctl_t *ctl)
 {
+    const qc_ctl_config_t *cfg = ctl->cfg;
     unsigned i, m = 0;
 
     for (i = 0; i < cfg->nvs; i++) {
-        if (!cfg->vs[i].fixed && (m == 0 || cfg->vs[i].levels < m)) {
-            m = cfg->vs[i].levels;
+        unsigned levels = cfg->vs[i].levels;
+
+        if (!cfg->vs[i].fixed && (m == 0 || levels < m)
+            && qc_cls(ctl, i, QC_CLASS_PREMIUM)->r
+               + qc_cls(ctl, i, QC_CLASS_BASIC)->r > 0.0) {
+            m = levels;
         }
     }
     return m ? m : 1;
@@ -80,10 +89,11 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     }
     /* A saturated period is censored by the fit itself.  Otherwise,
      * right after a jump of the load and in the period after a
-     * saturated one, the sensor still sees old load draining: such a
-     * period would teach the model the lag, not the costs. */
+     * saturated one with work left to drain, the sensor still sees old
+     * load: such a period would teach the model the lag, not the costs. */
     if (u >= 0.0 && (u >= QC_PI_SATURATED
-                     || (ctl->prev_u < QC_PI_SATURATED
+                     || ((ctl->prev_u < QC_PI_SATURATED
+                          || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
                          && !qc_jumped(x.w, ctl->prev_w)
                          && !qc_jumped(served, ctl->prev_served)
                          && !qc_jumped(x.r_rej, ctl->prev_rej)))) {
@@ -293,7 +303,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
-    double lowest = 1.0 / qc_min_levels(cfg);
+    double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->u_measured >= QC_PI_SATURATED;
     unsigned i;
     int k;
@@ -407,14 +417,17 @@ static void qc_check_resource(qc_ctl_t *ctl)
 
 /*
  * Load the server does not cause is not shed by refusing its own
- * requests: when shedding half the model load or more left the
- * measured utilization where it was when shedding began, for
+ * requests: when everything is down to its lowest tree or rejected,
+ * half the model load or more is shed, and the measured utilization
+ * stays over the bound near where it was when shedding began, for
  * QC_BG_PERIODS periods with nothing decided left to drain, serve
  * everyone for QC_BG_HOLD periods and say so; then try again.
- * u_full: the model load of the same arrivals at full quality.
+ * u_full: the model load of the same arrivals at full quality; bottom:
+ * every class with traffic at level 1 or below.
  */
 static void qc_check_background(qc_ctl_t *ctl, double u_model,
-                                double u_full, int shedding, int draining)
+                                double u_full, int shedding, int bottom,
+                                int draining)
 {
     double u = ctl->u_measured;
 
@@ -432,9 +445,9 @@ static void qc_check_background(qc_ctl_t *ctl, double u_model,
     if (u < ctl->cfg->bound) {
         ctl->warnings &= ~QC_WARN_BACKGROUND;     /* shedding works */
     }
-    if (u >= ctl->cfg->bound && !draining && u_full > 0.0
-        && u_model <= (1.0 - QC_BG_SHED) * u_full
-        && u >= ctl->shed_u_measured - QC_BG_MOVED) {
+    if (bottom && !draining && u >= ctl->cfg->bound + QC_BG_OVER
+        && u_full > 0.0 && u_model <= (1.0 - QC_BG_SHED) * u_full
+        && u >= QC_BG_KEPT * ctl->shed_u_measured) {
         ctl->shed_futile++;
     }
     else {
@@ -469,7 +482,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u_guaranteed = 0.0, u_model = 0.0, u_full = 0.0, m_b;
-    int shedding = 0, draining, expected_over;
+    int shedding = 0, bottom = 1, draining, expected_over;
     unsigned i;
     int k;
 
@@ -485,8 +498,10 @@ void qc_ctl_policy(qc_ctl_t *ctl)
             qc_pi_level_utils(ctl->model.a_tree, ctl->model.b,
                               ctl->model.c, cl->r, cl->xbar, vs->levels, lv);
             u_full += lv[vs->levels];
-            shedding |= !vs->fixed && cl->r > 0.0
-                        && cl->m_applied < vs->levels - 1e-6;
+            if (!vs->fixed && cl->r > 0.0) {
+                shedding |= cl->m_applied < vs->levels - 1e-6;
+                bottom &= cl->m_applied <= 1.0 + 1e-6;
+            }
         }
     }
     ctl->d_charged = qc_target_background(&ctl->model, cfg->bound);
@@ -502,7 +517,8 @@ void qc_ctl_policy(qc_ctl_t *ctl)
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
     qc_check_resource(ctl);
-    qc_check_background(ctl, u_model, u_full, shedding, draining);
+    qc_check_background(ctl, u_model, u_full, shedding, shedding && bottom,
+                        draining);
     if (ctl->background_hold) {
         ctl->background_hold--;
         qc_serve_all(ctl);
