@@ -5,36 +5,98 @@
 
 #include "qc_level.h"
 
-#define FNV64_OFFSET 0xcbf29ce484222325ULL
-#define FNV64_PRIME 0x100000001b3ULL
+#define QC_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
-/*
- * FNV-1a alone mixes the last bytes poorly into the high bits, and
- * addresses of one network differ only in their last bytes; murmur3's
- * finalizer spreads every input bit over the whole word.
- */
-static uint64_t fmix64(uint64_t h)
+#define QC_SIPROUND                                                     \
+    do {                                                                \
+        v0 += v1; v1 = QC_ROTL(v1, 13); v1 ^= v0; v0 = QC_ROTL(v0, 32); \
+        v2 += v3; v3 = QC_ROTL(v3, 16); v3 ^= v2;                       \
+        v0 += v3; v3 = QC_ROTL(v3, 21); v3 ^= v0;                       \
+        v2 += v1; v1 = QC_ROTL(v1, 17); v1 ^= v2; v2 = QC_ROTL(v2, 32); \
+    } while (0)
+
+static uint64_t qc_le64(const unsigned char *p)
 {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16
+           | (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32
+           | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48
+           | (uint64_t)p[7] << 56;
 }
 
-double qc_hash_unit(const unsigned char *bytes, size_t len)
+/*
+ * SipHash (Aumasson and Bernstein), the keyed hash made against hash
+ * flooding: without the key, outputs cannot be predicted or steered.
+ * Little-endian reading, so every host agrees.
+ */
+uint64_t qc_siphash24(uint64_t k0, uint64_t k1, const unsigned char *bytes,
+                      size_t len)
 {
-    uint64_t h = FNV64_OFFSET;
-    size_t i;
+    uint64_t v0 = 0x736f6d6570736575ULL ^ k0;
+    uint64_t v1 = 0x646f72616e646f6dULL ^ k1;
+    uint64_t v2 = 0x6c7967656e657261ULL ^ k0;
+    uint64_t v3 = 0x7465646279746573ULL ^ k1;
+    uint64_t m, b = (uint64_t)len << 56;
+    size_t i, tail = len & 7;
 
-    for (i = 0; i < len; i++) {
-        h ^= bytes[i];
-        h *= FNV64_PRIME;
+    for (i = 0; i + 8 <= len; i += 8) {
+        m = qc_le64(bytes + i);
+        v3 ^= m;
+        QC_SIPROUND;
+        QC_SIPROUND;
+        v0 ^= m;
     }
-    h = fmix64(h);
+    switch (tail) {
+    case 7: b |= (uint64_t)bytes[i + 6] << 48; /* fall through */
+    case 6: b |= (uint64_t)bytes[i + 5] << 40; /* fall through */
+    case 5: b |= (uint64_t)bytes[i + 4] << 32; /* fall through */
+    case 4: b |= (uint64_t)bytes[i + 3] << 24; /* fall through */
+    case 3: b |= (uint64_t)bytes[i + 2] << 16; /* fall through */
+    case 2: b |= (uint64_t)bytes[i + 1] << 8;  /* fall through */
+    case 1: b |= (uint64_t)bytes[i];           /* fall through */
+    case 0: break;
+    }
+    v3 ^= b;
+    QC_SIPROUND;
+    QC_SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    QC_SIPROUND;
+    QC_SIPROUND;
+    QC_SIPROUND;
+    QC_SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+double qc_hash_keyed(uint64_t secret, const unsigned char *bytes,
+                     size_t len)
+{
+    /* The segment holds 64 bits of secret; the second key word only
+     * has to differ from the first. */
+    uint64_t h = qc_siphash24(secret, ~secret, bytes, len);
+
     /* 53 bits fill a double's mantissa exactly, so N < 1 always. */
     return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+unsigned qc_hash_bucket(double n)
+{
+    if (!(n > 0.0)) {           /* also NaN */
+        return 0;
+    }
+    if (n >= 1.0) {
+        return QC_BUCKETS - 1;
+    }
+    return (unsigned)(n * QC_BUCKETS);
+}
+
+double qc_draw_spread(double n, uint32_t seq)
+{
+    /* seq * phi mod 1 in 32-bit fixed point (Fibonacci hashing): exact,
+     * and it wraps around 2^32 without a seam. */
+    uint32_t step = seq * QC_PHI_FRAC32;
+    double d = n + (double)step * (1.0 / 4294967296.0);
+
+    return d >= 1.0 ? d - 1.0 : d;
 }
 
 static unsigned clamp_trees(unsigned M)

@@ -2,15 +2,19 @@
 
 /*
  * The actuator's arithmetic (paper §4.2), free of httpd: the controller
- * output m in [0, M] is split into I = floor(m) and F = m - I; a client
- * whose address hashes to N < F is served from tree I + 1, every other
- * client from tree I.  Level 0 means rejection.
+ * output m in [0, M] is split into I = floor(m) and F = m - I; a request
+ * whose N is < F is served from tree I + 1, every other one from tree I.
+ * Level 0 means rejection.  N is the keyed hash of the client, so a
+ * client keeps its tree while m stays put; or, where one hash would put
+ * a large share of the load on one side of F (below one, and in the
+ * buckets the controller marks), a per-request draw around it.
  */
 
 #ifndef QC_LEVEL_H
 #define QC_LEVEL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The most content trees a virtual host may declare. */
 #define QC_MAX_TREES 8
@@ -22,11 +26,44 @@
 #define QC_LEVEL_ONE 65536u
 
 /*
- * Uniform value N in [0, 1) from a client address (any byte string).
- * Stable: the same bytes always give the same N, in every process and
- * across restarts, so a client keeps its tree while m stays put.
+ * Buckets of N in [0, 1): the request path counts each class's requests
+ * by the bucket of their client's N, so the controller sees when a few
+ * keys carry much of the load (bucket_arrived, spread_mask in qc_shm.h).
+ * At most 64: spread_mask has a bit per bucket.
  */
-double qc_hash_unit(const unsigned char *bytes, size_t len);
+#define QC_BUCKETS 64
+
+/* SipHash-2-4 of bytes under the 128-bit key (k0, k1). */
+uint64_t qc_siphash24(uint64_t k0, uint64_t k1, const unsigned char *bytes,
+                      size_t len);
+
+/*
+ * Uniform value N in [0, 1) from a client key (address bytes, or the
+ * admin's QOSCTL_CLIENT) under a per-server random secret.  The same
+ * secret and bytes always give the same N, in every process and across
+ * graceful restarts, so a client keeps its tree while m stays put; a
+ * client that does not know the secret cannot choose an address, port
+ * or cookie that lands below a given F.
+ */
+double qc_hash_keyed(uint64_t secret, const unsigned char *bytes,
+                     size_t len);
+
+/* The bucket of N: floor(n * QC_BUCKETS), held to [0, QC_BUCKETS - 1]. */
+unsigned qc_hash_bucket(double n);
+
+/* The golden ratio's fractional part: its multiples mod 1 are the most
+ * evenly spread sequence there is (three-distance theorem). */
+#define QC_PHI_FRAC 0.6180339887498949
+#define QC_PHI_FRAC32 0x9e3779b9u               /* the same * 2^32 */
+
+/*
+ * The seq-th per-request draw around a client's n: frac(n + seq * phi),
+ * seq * phi taken in 32-bit fixed point.
+ * Any run of k consecutive draws falls below F a fraction F of the time
+ * to within O(log k / k), for every n, so even a single key splits
+ * between the two trees in the proportion m asks for.
+ */
+double qc_draw_spread(double n, uint32_t seq);
 
 /*
  * Tree level (0..M) for a client with hash n under controller output m.

@@ -18,11 +18,6 @@
 #include <apr_atomic.h>
 #include "qc_level.h"
 
-/* Buckets of the client hash N in [0, 1) the request path counts. */
-#ifndef QC_BUCKETS
-#define QC_BUCKETS 64
-#endif
-
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
 #define QC_SHM_VERSION  4u
 

@@ -28,6 +28,7 @@
 #include "apr_strings.h"
 
 #include "mod_qosctl.h"
+#include "qc_heartbeat.h"
 #include "qc_uri.h"
 
 APLOG_USE_MODULE(qosctl);
@@ -119,22 +120,17 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
                                 int cls)
 {
     qc_shm_t *q = qc_rt.shm;
-    apr_time_t beat, since;
+    apr_interval_time_t silence;
 
     if (c->fixed_set) {
         return c->fixed_fx;
     }
-    beat = (apr_time_t)apr_atomic_read64(&q->heartbeat);
-    since = (apr_time_t)apr_atomic_read64(&q->config_time);
-    if (beat < since) {
-        beat = since;
-    }
-    if (r->request_time - beat > qc_rt.stale_after) {
+    if (qc_controller_stale(r->request_time, &silence)) {
         if (apr_atomic_cas32(&q->fail_open_logged, 1, 0) == 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
                          "QosCtl: no controller heartbeat for %" APR_TIME_T_FMT
                          " ms: failing open (full quality, no rejection) "
-                         "until it is back", (r->request_time - beat) / 1000);
+                         "until it is back", silence / 1000);
         }
         return c->top_fx;
     }
@@ -142,33 +138,69 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
 }
 
 /*
- * Which of the two trees around m a client gets: the hash of who the
- * client is.  That is its address, or QOSCTL_CLIENT when the admin sets
- * it (SetEnvIf Cookie "sid=([^;]+)" QOSCTL_CLIENT=$1): users behind one
- * NAT share an address but not a session.
+ * N of who the client is: its address, or QOSCTL_CLIENT when the admin
+ * sets it (SetEnvIf Cookie "sid=([^;]+)" QOSCTL_CLIENT=$1): users behind
+ * one NAT share an address but not a session.  Keyed with the segment's
+ * secret, so nobody can choose a key that always lands high.
  */
-static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
-                        apr_uint32_t m_fx)
+static double qc_client_hash(const request_rec *r)
 {
-    const char *id;
+    apr_uint64_t secret = qc_rt.shm->secret;
+    const char *id = apr_table_get(r->subprocess_env, "QOSCTL_CLIENT");
     int family;
     apr_size_t len;
     const unsigned char *b;
 
-    /* An integral m needs no hash: every client gets the same tree. */
+    if (id) {
+        return qc_hash_keyed(secret, (const unsigned char *)id, strlen(id));
+    }
+    if (!r->useragent_addr) {
+        return qc_hash_keyed(secret, NULL, 0);
+    }
+    b = qc_client_bytes(r, &family, &len);
+    return qc_hash_keyed(secret, b, len);
+}
+
+/*
+ * This thread's place in the per-request sequence.  Threads (and
+ * prefork's processes, which all fork with the same value) start at
+ * unrelated places, so that ones serving a few requests each do not all
+ * draw the sequence's first values.
+ */
+static __thread apr_uint32_t qc_seq;
+static __thread int qc_seq_started;
+
+static apr_uint32_t qc_seq_next(const request_rec *r)
+{
+    if (!qc_seq_started) {
+        qc_seq = (apr_uint32_t)r->connection->id * 0x85ebca6bu
+                 ^ (apr_uint32_t)r->request_time;
+        qc_seq_started = 1;
+    }
+    return qc_seq++;
+}
+
+/*
+ * Which of the two trees around m this request gets.  Normally the
+ * client's N decides, so a client keeps its tree.  Per request instead
+ * (a draw around N) below m = 1, so that a rejected client's retry has
+ * the same odds as anyone's, and in the buckets the controller marks as
+ * carrying heavy keys (one address behind a NAT or proxy), whose load
+ * would otherwise all land on one side of F.
+ */
+static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
+                        qc_class_shm_t *cs, apr_uint32_t m_fx, double n,
+                        unsigned bucket)
+{
+    /* An integral m gives every request the same tree. */
     if ((m_fx % QC_LEVEL_ONE) == 0) {
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
-    id = apr_table_get(r->subprocess_env, "QOSCTL_CLIENT");
-    if (id) {
-        return qc_level_pick_fx(m_fx, c->levels, qc_hash_unit(
-                                    (const unsigned char *)id, strlen(id)));
+    if (m_fx < QC_LEVEL_ONE
+        || (apr_atomic_read64(&cs->spread_mask) >> bucket) & 1) {
+        n = qc_draw_spread(n, qc_seq_next(r));
     }
-    if (!r->useragent_addr) {
-        return qc_level_pick_fx(m_fx, c->levels, 0.0);
-    }
-    b = qc_client_bytes(r, &family, &len);
-    return qc_level_pick_fx(m_fx, c->levels, qc_hash_unit(b, len));
+    return qc_level_pick_fx(m_fx, c->levels, n);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)
@@ -190,8 +222,11 @@ static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
 int qc_decide(request_rec *r)
 {
     qc_server_conf *c;
+    qc_class_shm_t *cs;
     qc_request_t *rq;
     request_rec *first;
+    double n;
+    unsigned bucket;
 
     if (!qc_rt.shm) {
         return DECLINED;
@@ -227,7 +262,11 @@ int qc_decide(request_rec *r)
         qc_count_arrival(c, rq, rq->level);
         return DECLINED;
     }
-    rq->level = qc_pick(r, c, qc_level_fx(r, c, rq->cls));
+    cs = &c->slot->cls[rq->cls];
+    n = qc_client_hash(r);
+    bucket = qc_hash_bucket(n);
+    apr_atomic_inc64(&cs->bucket_arrived[bucket]);
+    rq->level = qc_pick(r, c, cs, qc_level_fx(r, c, rq->cls), n, bucket);
     qc_count_arrival(c, rq, rq->level);
     if (rq->level == 0) {
         rq->rejected = 1;

@@ -9,7 +9,9 @@
  * requests keep counting into the same memory, and counts are intact.
  * It goes away with the parent.  Each virtual host keeps its slot across
  * restarts by its "host:port" key; the segment is only replaced when a
- * new configuration has more hosts than it has slots.
+ * new configuration has more hosts than it has slots.  The random secret
+ * that keys the client hash is made with the segment and carried over
+ * when it is replaced, so clients keep their trees across restarts.
  */
 
 #include "httpd.h"
@@ -18,6 +20,7 @@
 #include "apr_shm.h"
 #include "apr_strings.h"
 #include "apr_atomic.h"
+#include "apr_general.h"
 
 #include "mod_qosctl.h"
 
@@ -46,6 +49,17 @@ static qc_shm_t *qc_shm_create(apr_pool_t *pproc, server_rec *s,
     q->magic = QC_SHM_MAGIC;
     q->version = QC_SHM_VERSION;
     q->capacity = capacity;
+    /* Without a secret a client could compute an address or cookie
+     * that always gets the top tree: refuse to run rather than that. */
+    rv = apr_generate_random_bytes((unsigned char *)&q->secret,
+                                   sizeof(q->secret));
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     "QosCtl: cannot read random bytes for the client "
+                     "hash's secret");
+        apr_shm_destroy(shm);
+        return NULL;
+    }
     *out = shm;
     return q;
 }
@@ -163,6 +177,8 @@ apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s)
             /* Carry every host's counts over; old children still
              * finishing requests keep writing into the old segment. */
             memcpy(q->slots, old->slots, old->capacity * sizeof(qc_slot_t));
+            /* Clients keep their trees across the move. */
+            q->secret = old->secret;
             ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
                          "QosCtl: %u virtual hosts outgrew the shared "
                          "segment; counts of requests still finishing in "

@@ -8,6 +8,11 @@
 #define CLIENTS 2000
 #define BINS 10
 
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Any fixed secret: the data are then fixed and the tests never flap. */
+#define SECRET 0x0123456789abcdefULL
+
 /*
  * chi-square with 9 degrees of freedom exceeds 27.9 with probability
  * 0.001; the data are fixed, so a generous bound only guards against a
@@ -43,10 +48,10 @@ static double client_hash(int v6, unsigned i)
 
     if (v6) {
         v6_client(i, addr);
-        return qc_hash_unit(addr, 16);
+        return qc_hash_keyed(SECRET, addr, 16);
     }
     v4_client(i, addr);
-    return qc_hash_unit(addr, 4);
+    return qc_hash_keyed(SECRET, addr, 4);
 }
 
 /* ---- the hash --------------------------------------------------------- */
@@ -55,28 +60,45 @@ START_TEST(hash_stable)
 {
     const unsigned char a[4] = { 10, 0, 0, 1 };
     unsigned char b[4];
-    double n = qc_hash_unit(a, 4);
+    double n = qc_hash_keyed(SECRET, a, 4);
     int i;
 
     /* Same bytes from another buffer, called again and again. */
     memcpy(b, a, 4);
     for (i = 0; i < 100; i++) {
-        ck_assert(qc_hash_unit(b, 4) == n);
+        ck_assert(qc_hash_keyed(SECRET, b, 4) == n);
     }
     b[3] = 2;
-    ck_assert(qc_hash_unit(b, 4) != n);
+    ck_assert(qc_hash_keyed(SECRET, b, 4) != n);
     /* Length counts: a prefix of the bytes is a different client. */
-    ck_assert(qc_hash_unit(a, 3) != n);
+    ck_assert(qc_hash_keyed(SECRET, a, 3) != n);
+}
+END_TEST
+
+START_TEST(siphash_vectors)
+{
+    /* The SipHash paper's key 00..0f over messages 00..(n-1): n = 0 and
+     * 63 from the reference vectors, 15 from the paper's appendix. */
+    unsigned char msg[64];
+    uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
+    unsigned i;
+
+    for (i = 0; i < sizeof(msg); i++) {
+        msg[i] = (unsigned char)i;
+    }
+    ck_assert(qc_siphash24(k0, k1, msg, 0) == 0x726fdb47dd0e0e31ULL);
+    ck_assert(qc_siphash24(k0, k1, NULL, 0) == 0x726fdb47dd0e0e31ULL);
+    ck_assert(qc_siphash24(k0, k1, msg, 15) == 0xa129ca6149be45e5ULL);
+    ck_assert(qc_siphash24(k0, k1, msg, 63) == 0x958a324ceb064572ULL);
 }
 END_TEST
 
 START_TEST(hash_pinned)
 {
     /*
-     * Values from an independent implementation (FNV-1a 64, then
-     * murmur3 fmix64, top 53 bits).  Every process and every restart
-     * must agree, or clients would hop between trees; a seeded or
-     * changed hash shows up here first.
+     * Values from an independent implementation (SipHash-2-4 keyed
+     * (secret, ~secret), top 53 bits).  Every process must agree, or
+     * clients would hop between trees.
      */
     const unsigned char v4[4] = { 10, 0, 0, 1 };
     const unsigned char v4b[4] = { 192, 0, 2, 1 };
@@ -84,11 +106,52 @@ START_TEST(hash_pinned)
         0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1
     };
 
-    ck_assert(qc_hash_unit(v4, 4) == 0x1.28e73409417ecp-3);
-    ck_assert(qc_hash_unit(v4b, 4) == 0x1.00726304d4451p-1);
-    ck_assert(qc_hash_unit(v6, 16) == 0x1.1bd8565a161cap-1);
-    ck_assert(qc_hash_unit(v4, 0) == 0x1.dfa03ec175325p-1);
-    ck_assert(qc_hash_unit(NULL, 0) == 0x1.dfa03ec175325p-1);
+    ck_assert(qc_hash_keyed(SECRET, v4, 4) == 0x1.b8b5c8d16130cp-1);
+    ck_assert(qc_hash_keyed(SECRET, v4b, 4) == 0x1.4b672423062f4p-1);
+    ck_assert(qc_hash_keyed(SECRET, v6, 16) == 0x1.401314d18fc1ap-2);
+    ck_assert(qc_hash_keyed(SECRET, (const unsigned char *)"session-42",
+                            10) == 0x1.c63fc85107837p-1);
+    ck_assert(qc_hash_keyed(SECRET, v4, 0) == 0x1.6fccf93272975p-1);
+    ck_assert(qc_hash_keyed(SECRET, NULL, 0) == 0x1.6fccf93272975p-1);
+}
+END_TEST
+
+START_TEST(hash_depends_on_secret)
+{
+    static const uint64_t secrets[] = {
+        SECRET, SECRET ^ 1, 0, ~0ULL, 0x9e3779b97f4a7c15ULL
+    };
+    unsigned char addr[4];
+    unsigned i, s, t, same_half[COUNT(secrets)] = { 0 };
+
+    /*
+     * Another server's secret gives another N for the same client, and
+     * an unrelated one: a client cannot carry a lucky address over.
+     */
+    for (i = 0; i < CLIENTS; i++) {
+        v4_client(i, addr);
+        for (s = 1; s < COUNT(secrets); s++) {
+            double n0 = qc_hash_keyed(secrets[0], addr, 4);
+            double n = qc_hash_keyed(secrets[s], addr, 4);
+
+            ck_assert_msg(n != n0, "client %u, secret %u", i, s);
+            same_half[s] += (n < 0.5) == (n0 < 0.5);
+        }
+    }
+    for (s = 1; s < COUNT(secrets); s++) {
+        ck_assert_msg(same_half[s] > 0.45 * CLIENTS
+                      && same_half[s] < 0.55 * CLIENTS,
+                      "secret %u: %u of %u clients in the same half", s,
+                      same_half[s], CLIENTS);
+    }
+    /* Every pair of secrets differs, not just each from the first. */
+    v4_client(7, addr);
+    for (s = 0; s < COUNT(secrets); s++) {
+        for (t = s + 1; t < COUNT(secrets); t++) {
+            ck_assert(qc_hash_keyed(secrets[s], addr, 4)
+                      != qc_hash_keyed(secrets[t], addr, 4));
+        }
+    }
 }
 END_TEST
 
@@ -105,7 +168,7 @@ START_TEST(hash_range)
         for (j = 0; j < sizeof(bytes); j++) {
             bytes[j] = (unsigned char)(i * 131 + j * 7919);
         }
-        n = qc_hash_unit(bytes, 1 + i % sizeof(bytes));
+        n = qc_hash_keyed(SECRET, bytes, 1 + i % sizeof(bytes));
         ck_assert_msg(n >= 0.0 && n < 1.0, "bytes #%u: %g", i, n);
     }
 }
@@ -145,6 +208,58 @@ START_TEST(hash_uniform_v6)
 }
 END_TEST
 
+START_TEST(hash_uniform_buckets)
+{
+    /*
+     * The buckets the controller reads: 100,000 consecutive addresses
+     * over 64 buckets.  chi-square with 63 degrees of freedom exceeds
+     * 103.4 with probability 0.001; the bound is looser still.
+     */
+    static unsigned bins[QC_BUCKETS];
+    unsigned char addr[4];
+    const unsigned keys = 100000;
+    double expect = (double)keys / QC_BUCKETS, chi2 = 0.0;
+    unsigned i;
+
+    memset(bins, 0, sizeof(bins));
+    for (i = 0; i < keys; i++) {
+        v4_client(i, addr);
+        bins[qc_hash_bucket(qc_hash_keyed(SECRET, addr, 4))]++;
+    }
+    for (i = 0; i < QC_BUCKETS; i++) {
+        chi2 += (bins[i] - expect) * (bins[i] - expect) / expect;
+    }
+    ck_assert_msg(chi2 < 120.0, "chi-square %.1f over %d buckets", chi2,
+                  QC_BUCKETS);
+}
+END_TEST
+
+START_TEST(bucket_edges)
+{
+    double below_one = nextafter(1.0, 0.0);
+    unsigned b;
+
+    ck_assert_uint_eq(qc_hash_bucket(0.0), 0);
+    ck_assert_uint_eq(qc_hash_bucket(nextafter(1.0 / QC_BUCKETS, 0.0)), 0);
+    ck_assert_uint_eq(qc_hash_bucket(1.0 / QC_BUCKETS), 1);
+    ck_assert_uint_eq(qc_hash_bucket(0.5), QC_BUCKETS / 2);
+    ck_assert_uint_eq(qc_hash_bucket(below_one), QC_BUCKETS - 1);
+    for (b = 0; b < QC_BUCKETS; b++) {
+        ck_assert_uint_eq(qc_hash_bucket((double)b / QC_BUCKETS), b);
+    }
+    /* Outside [0, 1): held to the ends, never an index past the array. */
+    ck_assert_uint_eq(qc_hash_bucket(1.0), QC_BUCKETS - 1);
+    ck_assert_uint_eq(qc_hash_bucket(1e300), QC_BUCKETS - 1);
+    ck_assert_uint_eq(qc_hash_bucket(INFINITY), QC_BUCKETS - 1);
+    ck_assert_uint_eq(qc_hash_bucket(-0.0), 0);
+    ck_assert_uint_eq(qc_hash_bucket(-1.0), 0);
+    ck_assert_uint_eq(qc_hash_bucket(-INFINITY), 0);
+    ck_assert_uint_eq(qc_hash_bucket(NAN), 0);
+    /* spread_mask has one bit per bucket. */
+    ck_assert_uint_le(QC_BUCKETS, 64);
+}
+END_TEST
+
 START_TEST(hash_spreads_neighbours)
 {
     unsigned i, same_half = 0;
@@ -165,8 +280,6 @@ END_TEST
 static const double some_n[] = {
     0.0, 1e-9, 0.1, 0.25, 0.4999, 0.5, 0.5001, 0.75, 0.9, 0.999999999
 };
-
-#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 START_TEST(pick_integer_m)
 {
@@ -287,6 +400,93 @@ START_TEST(pick_monotonic)
 }
 END_TEST
 
+/* ---- per-request draws ------------------------------------------------ */
+
+#define DRAWS 10000
+
+START_TEST(spread_range)
+{
+    static const uint32_t seqs[] = {
+        0, 1, 2, 1000, 0x7fffffffu, 0xfffffffeu, 0xffffffffu
+    };
+    size_t i, j;
+
+    for (i = 0; i < COUNT(some_n); i++) {
+        for (j = 0; j < COUNT(seqs); j++) {
+            double d = qc_draw_spread(some_n[i], seqs[j]);
+
+            ck_assert_msg(d >= 0.0 && d < 1.0, "n=%g seq=%u: %g", some_n[i],
+                          seqs[j], d);
+        }
+    }
+    ck_assert(qc_draw_spread(0.25, 0) == 0.25);
+    ck_assert(qc_draw_spread(nextafter(1.0, 0.0), 0xffffffffu) < 1.0);
+}
+END_TEST
+
+START_TEST(spread_tracks_fraction_for_one_key)
+{
+    /*
+     * One client (one N) behind a NAT: over 10,000 requests the draws
+     * around its N send a fraction F of them up, within 1%, wherever
+     * the thread's sequence starts (also across the 2^32 wrap).
+     */
+    static const double fracs[] = {
+        0.01, 0.1, 0.25, 0.3, 0.5, 0.618, 0.75, 0.9, 0.99
+    };
+    static const uint32_t starts[] = { 0, 12345, 0xfffff000u };
+    double n = client_hash(0, 42);
+    size_t f, st;
+
+    for (f = 0; f < COUNT(fracs); f++) {
+        for (st = 0; st < COUNT(starts); st++) {
+            unsigned hits = 0, up = 0, rejected = 0, i;
+            double m_hi = 2.0 + fracs[f], m_lo = fracs[f];
+
+            for (i = 0; i < DRAWS; i++) {
+                double d = qc_draw_spread(n, starts[st] + i);
+
+                hits += d < fracs[f];
+                up += qc_level_pick(m_hi, 3, d) == 3;
+                rejected += qc_level_pick_fx(qc_level_to_fx(m_lo, 3), 3, d)
+                            == 0;
+            }
+            ck_assert_msg(fabs((double)hits / DRAWS - fracs[f]) <= 0.01,
+                          "F=%g start=%u: %u of %u", fracs[f], starts[st],
+                          hits, DRAWS);
+            ck_assert_msg(fabs((double)up / DRAWS - fracs[f]) <= 0.01,
+                          "m=%g start=%u: %u of %u at tree 3", m_hi,
+                          starts[st], up, DRAWS);
+            ck_assert_msg(fabs((double)rejected / DRAWS - (1 - fracs[f]))
+                          <= 0.01, "m=%g start=%u: %u of %u rejected",
+                          m_lo, starts[st], rejected, DRAWS);
+        }
+    }
+}
+END_TEST
+
+START_TEST(spread_short_runs)
+{
+    /*
+     * Low discrepancy, not just the right mean: every run of 100
+     * requests of one key is within a few requests of F * 100, where
+     * independent coin flips would stray by 5 (one s.d.) at F = 0.5.
+     */
+    double n = client_hash(1, 7);
+    unsigned start, i;
+
+    for (start = 0; start < 5000; start += 100) {
+        unsigned hits = 0;
+
+        for (i = 0; i < 100; i++) {
+            hits += qc_draw_spread(n, start + i) < 0.5;
+        }
+        ck_assert_msg(hits >= 47 && hits <= 53, "run at %u: %u of 100",
+                      start, hits);
+    }
+}
+END_TEST
+
 /* ---- fixed point ------------------------------------------------------ */
 
 START_TEST(fx_conversion)
@@ -366,11 +566,15 @@ static Suite *level_suite(void)
     TCase *tc;
 
     tc = tcase_create("hash");
+    tcase_add_test(tc, siphash_vectors);
     tcase_add_test(tc, hash_stable);
     tcase_add_test(tc, hash_pinned);
+    tcase_add_test(tc, hash_depends_on_secret);
     tcase_add_test(tc, hash_range);
     tcase_add_test(tc, hash_uniform_v4);
     tcase_add_test(tc, hash_uniform_v6);
+    tcase_add_test(tc, hash_uniform_buckets);
+    tcase_add_test(tc, bucket_edges);
     tcase_add_test(tc, hash_spreads_neighbours);
     suite_add_tcase(s, tc);
 
@@ -380,6 +584,12 @@ static Suite *level_suite(void)
     tcase_add_test(tc, pick_fraction_threshold);
     tcase_add_test(tc, pick_split_over_clients);
     tcase_add_test(tc, pick_monotonic);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("spread");
+    tcase_add_test(tc, spread_range);
+    tcase_add_test(tc, spread_tracks_fraction_for_one_key);
+    tcase_add_test(tc, spread_short_runs);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fixed_point");
