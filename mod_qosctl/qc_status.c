@@ -17,6 +17,7 @@
 #include "mod_status.h"
 
 #include "mod_qosctl.h"
+#include "qc_heartbeat.h"
 
 static const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
@@ -26,6 +27,7 @@ static const char *const qc_class_names[QC_NCLASSES] = {
 typedef struct {
     double arrived, rejected, responses, bytes;
     double m, m_own, r, r_rej, w, u, u_target;
+    double spread_buckets;
 } qc_class_view_t;
 
 typedef struct {
@@ -48,6 +50,8 @@ static const qc_metric_t qc_metrics[] = {
     QC_M(w, "Byte rate over the last period, bytes/s.", 0),
     QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0),
     QC_M(u_target, "Utilization target of this class.", 0),
+    QC_M(spread_buckets, "Buckets of the client hash whose requests are "
+         "split between trees request by request (heavy keys).", 0),
 };
 #define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
 
@@ -74,6 +78,8 @@ static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
     v->w = qc_rd(&cs->w_bits);
     v->u = qc_rd(&cs->u_bits);
     v->u_target = qc_rd(&cs->u_target_bits);
+    v->spread_buckets = __builtin_popcountll(
+                            apr_atomic_read64(&cs->spread_mask));
 }
 
 static double qc_metric(const qc_class_view_t *v, const qc_metric_t *m)
@@ -145,6 +151,21 @@ static const char *qc_prom_label(apr_pool_t *p, const char *s)
     return out;
 }
 
+/* What the controller wants an admin to know (QC_WARN_* bits). */
+static const struct {
+    apr_uint32_t bit;
+    const char *kind;           /* JSON word, Prometheus label */
+    const char *text;           /* HTML sentence */
+} qc_warnings[] = {
+    { QC_WARN_BACKGROUND, "background-load",
+      "degrading or rejecting did not lower the measured utilization: "
+      "the load is not the server's own; shedding stopped" },
+    { QC_WARN_WRONG_RESOURCE, "wrong-resource",
+      "the named resource stays low while httpd's accept queues fill: "
+      "the bottleneck may be another resource (QosCtlResource)" },
+};
+#define QC_NWARNINGS (sizeof(qc_warnings) / sizeof(qc_warnings[0]))
+
 typedef struct {
     apr_time_t age;             /* since the last heartbeat, -1: none */
     apr_uint64_t periods;
@@ -152,18 +173,23 @@ typedef struct {
     int fail_open;
     double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
     double accept_queue;        /* -1: unknown */
+    double calibration;
+    double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
+    unsigned ntrees;            /* of a_tree shown: the most any host has */
+    apr_uint32_t warnings;
 } qc_global_view_t;
 
 static void qc_global_view(qc_global_view_t *g)
 {
     qc_shm_t *q = qc_rt.shm;
     apr_time_t beat = (apr_time_t)apr_atomic_read64(&q->heartbeat);
-    apr_time_t since = (apr_time_t)apr_atomic_read64(&q->config_time);
     apr_time_t now = apr_time_now();
     apr_uint64_t queued;
+    unsigned k;
+    int i;
 
     g->age = beat ? now - beat : -1;
-    g->fail_open = now - (beat > since ? beat : since) > qc_rt.stale_after;
+    g->fail_open = qc_controller_stale(now, NULL);
     g->periods = apr_atomic_read64(&q->periods);
     g->pid = apr_atomic_read32(&q->controller_pid);
     g->a = qc_rd(&q->a_bits);
@@ -177,6 +203,19 @@ static void qc_global_view(qc_global_view_t *g)
     queued = apr_atomic_read64(&q->accept_queue);
     g->accept_queue = queued == ~(apr_uint64_t)0 || !g->periods ? -1.0
                       : (double)queued;
+    g->calibration = qc_rd(&q->calibration_bits);
+    g->warnings = apr_atomic_read32(&q->warnings);
+    g->ntrees = 1;
+    for (i = 0; i < qc_rt.servers->nelts; i++) {
+        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                                qc_server_conf *);
+        if (c->levels > g->ntrees) {
+            g->ntrees = c->levels;
+        }
+    }
+    for (k = 0; k < QC_MAX_TREES; k++) {
+        g->a_tree[k] = qc_rd(&q->a_tree_bits[k]);
+    }
 }
 
 static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
@@ -194,23 +233,31 @@ static void qc_json_field(request_rec *r, const char *key, double d)
     qc_json_num(r, d);
 }
 
-/* A per-tree counter as a JSON array, tree 1 (lowest) first. */
-static void qc_json_trees(request_rec *r, const char *key,
-                          volatile apr_uint64_t *by_level, unsigned levels)
+/* A key (with its punctuation) and n counters as a JSON array. */
+static void qc_json_counts(request_rec *r, const char *key,
+                           volatile apr_uint64_t *counts, unsigned n)
 {
     unsigned k;
 
     ap_rputs(key, r);
-    for (k = 1; k <= levels; k++) {
-        ap_rprintf(r, "%c%" APR_UINT64_T_FMT, k > 1 ? ',' : '[',
-                   apr_atomic_read64(&by_level[k]));
+    for (k = 0; k < n; k++) {
+        ap_rprintf(r, "%c%" APR_UINT64_T_FMT, k ? ',' : '[',
+                   apr_atomic_read64(&counts[k]));
     }
-    ap_rputc(']', r);
+    ap_rputs(n ? "]" : "[]", r);
+}
+
+/* A per-tree counter, tree 1 (lowest) first; [0], rejections, left out. */
+static void qc_json_trees(request_rec *r, const char *key,
+                          volatile apr_uint64_t *by_level, unsigned levels)
+{
+    qc_json_counts(r, key, by_level + 1, levels);
 }
 
 static void qc_render_json(request_rec *r, const qc_global_view_t *g)
 {
     const qc_server_conf *m = qc_rt.main;
+    unsigned k;
     int i, first = 1;
 
     ap_rprintf(r, "{\"enabled\":true,\"generation\":%u,"
@@ -232,11 +279,23 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
     qc_json_field(r, ",\"u_target\":", g->u_be_target);
     qc_json_field(r, "},\"period\":", m->period);
+    qc_json_field(r, ",\"calibration\":", g->calibration);
+    for (k = 0; k < g->ntrees; k++) {
+        qc_json_field(r, k ? "," : ",\"a_tree\":[", g->a_tree[k]);
+    }
+    ap_rputs("],\"warnings\":[", r);
+    for (k = 0, first = 1; k < QC_NWARNINGS; k++) {
+        if (g->warnings & qc_warnings[k].bit) {
+            ap_rprintf(r, "%s\"%s\"", first ? "" : ",", qc_warnings[k].kind);
+            first = 0;
+        }
+    }
+    ap_rputc(']', r);
+    first = 1;
     ap_rputs(",\"vhosts\":[", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
-        unsigned k;
         int cls;
 
         ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
@@ -271,6 +330,8 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
             qc_json_trees(r, ",\"tree_responses\":", cs->level_responses,
                           c->levels);
             qc_json_trees(r, ",\"tree_bytes\":", cs->level_bytes, c->levels);
+            qc_json_counts(r, ",\"bucket_arrived\":", cs->bucket_arrived,
+                           QC_BUCKETS);
             ap_rputc('}', r);
         }
         ap_rputs("}}", r);
@@ -288,7 +349,7 @@ static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
 
 static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
 {
-    unsigned j;
+    unsigned j, k;
     int i, cls;
 
     qc_prom_gauge(r, "utilization_bound", "Utilization set point.",
@@ -315,6 +376,22 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
                "run.\n# TYPE qosctl_controller_periods_total counter\n"
                "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
                g->periods);
+    qc_prom_gauge(r, "calibration", "Measured over modelled utilization "
+                  "of the requests.", g->calibration);
+    ap_rputs("# HELP qosctl_request_cost_seconds Model cost of a request "
+             "by tree (0: the top tree, j: j below it).\n"
+             "# TYPE qosctl_request_cost_seconds gauge\n", r);
+    for (k = 0; k < g->ntrees; k++) {
+        ap_rprintf(r, "qosctl_request_cost_seconds{tree=\"%u\"} %s\n", k,
+                   qc_num(r->pool, "%.15g", g->a_tree[k]));
+    }
+    ap_rputs("# HELP qosctl_warning 1 while the controller raises this "
+             "warning.\n# TYPE qosctl_warning gauge\n", r);
+    for (k = 0; k < QC_NWARNINGS; k++) {
+        ap_rprintf(r, "qosctl_warning{kind=\"%s\"} %d\n",
+                   qc_warnings[k].kind,
+                   (g->warnings & qc_warnings[k].bit) != 0);
+    }
 
     for (j = 0; j < QC_NMETRICS; j++) {
         const qc_metric_t *m = &qc_metrics[j];
@@ -344,7 +421,6 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
         const char *vh = qc_prom_label(r->pool, c->key);
-        unsigned k;
 
         for (cls = 0; cls < QC_NCLASSES; cls++) {
             for (k = 1; k <= c->levels; k++) {
@@ -373,6 +449,20 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
                qc_num(r->pool, "%.3g", g->a), qc_num(r->pool, "%.3g", g->b),
                qc_num(r->pool, "%.3g", g->c),
                qc_num(r->pool, "%.3f", g->m_be));
+    ap_rprintf(r, "<p>Calibration (measured over modelled utilization) "
+               "%s; cost per request by tree, top first:",
+               qc_num(r->pool, "%.3f", g->calibration));
+    for (j = 0; j < g->ntrees; j++) {
+        ap_rprintf(r, "%s %s s", j ? "," : "",
+                   qc_num(r->pool, "%.3g", g->a_tree[j]));
+    }
+    ap_rputs("</p>\n", r);
+    for (j = 0; j < QC_NWARNINGS; j++) {
+        if (g->warnings & qc_warnings[j].bit) {
+            ap_rprintf(r, "<p><b>Warning (%s):</b> %s.</p>\n",
+                       qc_warnings[j].kind, qc_warnings[j].text);
+        }
+    }
     if (g->age < 0) {
         ap_rputs("<p>Controller: no heartbeat yet.</p>\n", r);
     }
