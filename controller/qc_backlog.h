@@ -6,12 +6,10 @@
  * `ss -lt` shows as Recv-Q), read from the kernel's sock_diag netlink
  * interface once a period.  Free of httpd.
  *
- * They are arrivals the request counters have not seen yet.  On a
+ * They are arrivals the request counters have not counted yet: on a
  * saturated link the event MPM stops accepting while its connections
- * wait to write, and the queue grew by 200 a second (seen: 380 of the
- * 570 requests a second offered were counted, then bursts of 750 as the
- * queue emptied); the controller adds the queue's growth to the counted
- * arrivals.
+ * wait to write (doc/control.md); the controller adds the queue's
+ * growth to the counted arrivals.
  */
 
 #ifndef QC_BACKLOG_H

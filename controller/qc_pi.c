@@ -31,12 +31,8 @@
  *   m_k = clamp(m_{k-1} + Kp [(e_k - e_{k-1}) + Ki T (e_k + e_{k-1})/2],
  *               0, M)
  *
- * Measured on the 100 Mbit/s testbed with the paper's Td = T/2 and
- * backward-Euler integration, G = 4 left a sustained period-2 swing of
- * U (0.49-0.65 about 0.58): that discrete loop's real gain margin is
- * 1.8, not 4, and the actuator's slope there was 1.6 times the
- * model's.  With Td = T and Tustin, the one-period-delay plant stays
- * stable up to about three times the model's gain (tests/unit/test_pi).
+ * Why Td = T and Tustin rather than the paper's T/2 and backward
+ * Euler: doc/control.md.
  *
  * The velocity form is chosen over the positional form because (1) the
  * gains are recomputed every period from a changing process gain, and

@@ -32,8 +32,7 @@
 /* An error beyond this fraction of the set point is a large signal:
  * qc_pi_jump() moves the output to the model's answer at once.  On a
  * saturated sensor a smaller one is: everything over capacity queues
- * there (seen: best effort 20% over its target for a whole 10-s step,
- * the link at 0.98 under a 0.9 bound, while the PI walked down). */
+ * there, and the PI alone walks down too slowly. */
 #define QC_PI_JUMP 0.3
 #define QC_PI_JUMP_SATURATED 0.15
 
@@ -83,9 +82,8 @@ double qc_pi_process_gain(const double *u, unsigned M, double m);
  * Limit the change of the output per period.  The process gain is the
  * slope of the segment the output is on; a large error could otherwise
  * carry it across several segments in one period on a slope that no
- * longer applies (seen: a step from 175 to 448 req/s took a two-tree
- * host from m 1.9 to 0.37, rejecting clients where degrading them was
- * enough).  The controller allows half a level.
+ * longer applies, rejecting clients where degrading them was enough.
+ * The controller allows half a level.
  */
 void qc_pi_set_max_step(qc_pi_t *pi, double max_step);
 
