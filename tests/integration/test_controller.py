@@ -174,8 +174,13 @@ def test_controller_exits_when_httpd_is_killed(apache):
 def test_state_file_seeds_the_model(apache, tmp_path):
     state = os.path.join(str(tmp_path), "qosctl.state")
     with open(state, "w") as f:
-        f.write("qcrls1 a=0.00025 b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
-                "e2=0.0001 dc=0.001 p=1,0,0,0,1,0,0,1,0,1\n")
+        # Every tree's cost, b, c, d; P the identity (upper triangle).
+        n = 11
+        p = ",".join("1" if i == j else "0"
+                     for i in range(n) for j in range(i, n))
+        f.write("qcrls2 %s b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
+                "e2=0.0001 dc=0.001 p=%s\n"
+                % (" ".join("a%d=0.00025" % j for j in range(8)), p))
     os.chmod(str(tmp_path), 0o755)
     a = apache("QosCtlStateFile %s\n" % state)
     wait_for(lambda: fresh_controller(a))
@@ -193,9 +198,10 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
         lines = f.read().splitlines()
     assert lines[0].split("\t") == ["time", "vserver", "class", "R", "R_rej",
                                     "W", "U_model", "U_target", "m",
-                                    "U_measured", "a", "b", "c", "queued"]
+                                    "U_measured", "a", "b", "c", "queued",
+                                    "calibration", "a_next", "spread"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 14 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 17 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]
@@ -206,7 +212,9 @@ def last_queued(a):
     (the status page needs a worker, and this test holds the only one)."""
     with open(os.path.join(a.root, "qosctl.tsv")) as f:
         rows = f.read().splitlines()
-    return int(rows[-1].split("\t")[-1]) if len(rows) > 1 else None
+    if len(rows) < 2:
+        return None
+    return int(rows[-1].split("\t")[rows[0].split("\t").index("queued")])
 
 
 def test_controller_reads_the_accept_queue(apache):
