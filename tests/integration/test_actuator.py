@@ -1,0 +1,174 @@
+"""The actuator for any client population, on a real Apache.
+
+One client address (a NAT, a proxy, a benchmark box) must not make the
+actuator all-or-nothing.  Below m = 1 the split between rejection and
+tree 1 is drawn request by request, so about a fraction F of one
+client's requests are served; above it, the controller marks the hash
+buckets that carry heavy keys (spread_mask) and their requests are split
+the same way (the controller's side: controller/qc_spread.c).  Everyone
+else keeps a tree per client, under a hash keyed by a secret of the
+server's that survives graceful restarts.
+
+The fractions asserted are wide bands around F (0.3..0.7 of 200 or more
+requests), never timings.
+"""
+
+import shutil
+
+import pytest
+
+from test_request_path import TREES, addresses, fetch_all, settled_counters
+
+N = 200
+
+
+def one_client(server, n=N, path="/x.txt"):
+    """n sequential requests from loopback itself (no X-Forwarded-For):
+    one client address, as behind a NAT."""
+    return fetch_all(server, [(path, None)] * n)
+
+
+def longest_run(flags):
+    best = run = 0
+    for f in flags:
+        run = run + 1 if f else 0
+        best = max(best, run)
+    return best
+
+
+def test_below_one_rejects_request_by_request(server_factory):
+    s = server_factory(TREES + "QosCtlFixedLevel 0.5\n").start()
+    replies = one_client(s)
+    codes = [r[0] for r in replies]
+    assert set(codes) <= {200, 503}, set(codes)
+    rejected = codes.count(503)
+    assert 0.3 <= rejected / float(N) <= 0.7, rejected
+    # Served ones come from tree 1; a rejection is not sticky: the same
+    # client is served again soon after.  Spread over the MPM's threads,
+    # each with its own sequence, the draws are about coin flips, which
+    # give a run of 25 in 200 about once in 300,000 trials.
+    assert {r[2] for r in replies if r[0] == 200} == {b"degraded\n"}
+    assert longest_run(c == 503 for c in codes) < 25, codes
+    basic = settled_counters(s, N)["classes"]["basic"]
+    assert basic["arrived"] == N
+    assert basic["rejected"] == rejected
+    assert basic["tree_responses"] == [N - rejected, 0]
+    # Every decided request counted in its client's bucket: one client,
+    # one bucket.
+    buckets = basic["bucket_arrived"]
+    assert len(buckets) == 64
+    assert sorted(b for b in buckets if b) == [N]
+    assert basic["spread_buckets"] >= 0
+
+
+def test_bucket_counts_spread_over_many_clients(server_factory):
+    s = server_factory(TREES + "QosCtlFixedLevel 2\n"
+                       "QosCtlExclude /sub\n").start()
+    fetch_all(s, [("/x.txt", ip) for ip in addresses(640)])
+    fetch_all(s, [("/sub/", "10.0.0.1")] * 5)
+    basic = settled_counters(s, 645)["classes"]["basic"]
+    buckets = basic["bucket_arrived"]
+    # Excluded requests are not decided on, so not bucketed.
+    assert basic["arrived"] == 645
+    assert sum(buckets) == 640
+    # 640 clients over 64 buckets: about 10 each, none empty-handed.
+    assert sum(1 for b in buckets if b) >= 56, buckets
+    assert max(buckets) <= 40, buckets
+
+
+def trees_of(server, ips):
+    return [r[2] for r in fetch_all(server, [("/x.txt", ip) for ip in ips])]
+
+
+def agreement(a, b):
+    return sum(1 for x, y in zip(a, b) if x == y) / float(len(a))
+
+
+def test_client_keeps_its_tree_across_graceful_restart(server_factory):
+    """The secret lives with the segment.  Agreement, not equality: the
+    controller may spread a bucket that a few periods' sampling noise
+    makes look heavy, and its clients then draw per request."""
+    ips = addresses(300)
+    a = server_factory(TREES + "QosCtlFixedLevel 1.5\n").start()
+    before = trees_of(a, ips)
+    full = before.count(b"full\n")
+    assert 0.35 <= full / 300.0 <= 0.65, full
+    assert agreement(trees_of(a, ips), before) >= 0.8
+    a.graceful()
+    assert agreement(trees_of(a, ips), before) >= 0.8
+    # Another server has another secret: the same addresses split
+    # independently, about half of them alike.
+    b = server_factory(TREES + "QosCtlFixedLevel 1.5\n").start()
+    other = trees_of(b, ips)
+    assert 0.35 <= other.count(b"full\n") / 300.0 <= 0.65
+    assert agreement(other, before) <= 0.7
+
+
+def test_one_client_at_fractional_level_gets_both_trees(server_factory):
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\nQosCtlPeriod 0.25\n"
+                       ).start()
+    # Load from one client for a few periods (bounded), until the
+    # controller marks its bucket as a heavy key's.
+    for _ in range(40):
+        one_client(s, 50)
+        if s.vhost()["classes"]["basic"]["spread_buckets"] >= 1:
+            break
+    assert s.vhost()["classes"]["basic"]["spread_buckets"] >= 1
+    bodies = [r[2] for r in one_client(s, 2 * N)]
+    full = bodies.count(b"full\n")
+    degraded = bodies.count(b"degraded\n")
+    assert full + degraded == 2 * N
+    assert 0.3 <= full / (2.0 * N) <= 0.7, full
+    assert 0.3 <= degraded / (2.0 * N) <= 0.7, degraded
+
+
+def test_status_shows_model_warnings_and_spread(server_factory):
+    s = server_factory(TREES + "QosCtlFixedLevel 2\n").start()
+    one_client(s, 10)
+    st = s.status()
+    assert isinstance(st["calibration"], (float, int, type(None)))
+    # One cost per tree of the host with the most trees, top first.
+    assert len(st["a_tree"]) == 2
+    assert all(a is None or a >= 0 for a in st["a_tree"])
+    assert set(st["warnings"]) <= {"background-load", "wrong-resource"}
+    for cls in s.vhost()["classes"].values():
+        assert 0 <= cls["spread_buckets"] <= 64
+        assert len(cls["bucket_arrived"]) == 64
+
+    def page(fmt=""):
+        code, _, body = s.get("/qosctl-status" + fmt, port=s.sport)
+        assert code == 200
+        return body.decode()
+
+    prom = page("?format=prometheus")
+    for line in ('qosctl_request_cost_seconds{tree="0"} ',
+                 'qosctl_request_cost_seconds{tree="1"} ',
+                 'qosctl_warning{kind="background-load"} ',
+                 'qosctl_warning{kind="wrong-resource"} ',
+                 "qosctl_calibration ",
+                 'qosctl_spread_buckets{vhost="localhost:'):
+        assert "\n" + line in prom, line
+    for w in ("background-load", "wrong-resource"):
+        value = prom.split('qosctl_warning{kind="%s"} ' % w)[1].split()[0]
+        assert value == ("1" if w in st["warnings"] else "0")
+    html = page()
+    assert "Calibration" in html and "spread_buckets" in html
+
+
+@pytest.mark.skipif(shutil.which("strace") is None,
+                    reason="strace not installed")
+@pytest.mark.parametrize("level", ["1.5", "0.99"])
+def test_fractional_level_adds_no_syscall(level):
+    """The keyed hash, the bucket count and the per-request draw are
+    arithmetic: a fractional level makes the same system calls as plain
+    Apache.  At 0.99 the draw is per request; a 503 (one in a hundred)
+    would differ, so that case retries a few times for a served one."""
+    from test_syscalls import trace_one_request
+    plain = trace_one_request("", docroot_sub="full")
+    for _ in range(5):
+        ours = trace_one_request(
+            "QosCtl On\nQosCtlContentTrees /degraded /full\n"
+            "QosCtlFixedLevel %s\n" % level)
+        if ours == plain:
+            break
+    assert ours == plain and plain
