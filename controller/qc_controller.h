@@ -91,6 +91,7 @@ typedef struct {
     qc_calib_t calib;
     double d_charged;           /* background the targets charge */
     double backlog;             /* decided, not yet sent (periods of U) */
+    double saturated_for;       /* seconds the resource has been */
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */
     unsigned low_queued;        /* periods: resource low, queues full */

@@ -13,8 +13,11 @@
 #include "qc_math.h"
 
 /* Decided work not yet sent (periods of the resource) below which
- * there is none. */
+ * there is none, and the longest a resource is taken to drain it: a
+ * link's queue after a step to 3x drains in 5 to 7 s.  Past that a
+ * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
+#define QC_CTL_DRAIN_SECONDS 10.0
 
 /* Decided load the loops expected to exceed the bound, relative. */
 #define QC_CTL_EXPECTED 1.05
@@ -25,11 +28,11 @@
 #define QC_WARN_PERIODS 5
 
 /* Background: every class with traffic down to its lowest tree or
- * below, at least this share of the model load shed, and the measured
- * utilization still above QC_BG_KEPT of where it was and QC_BG_OVER
- * over the bound (a loop that works holds it at the bound), for
- * QC_BG_PERIODS periods: serve everyone for QC_BG_HOLD periods. */
-#define QC_BG_SHED 0.5
+ * below, and the measured utilization still above QC_BG_KEPT of where
+ * it was and QC_BG_OVER over the bound (a loop that works holds it at
+ * the bound), for QC_BG_PERIODS periods: serve everyone for
+ * QC_BG_HOLD periods.  The model is not asked how much was shed: it is
+ * the model that cannot tell background from the requests' cost. */
 #define QC_BG_KEPT 0.9
 #define QC_BG_OVER 0.05
 #define QC_BG_PERIODS 5
@@ -372,15 +375,18 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
  * calibrated model of what was decided beyond what the sensor saw,
  * accumulated while saturated (an unsaturated resource has none
  * waiting).  Uses the calibration in force when the work was decided.
- * Returns nonzero while some is left.
+ * Returns nonzero while some is left, for at most QC_CTL_DRAIN_SECONDS
+ * of saturation.
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
     if (ctl->u_measured >= 0.0) {
         if (ctl->u_measured < QC_PI_SATURATED) {
             ctl->backlog = 0.0;
+            ctl->saturated_for = 0.0;
         }
         else {
+            ctl->saturated_for += ctl->cfg->period;
             ctl->backlog += ctl->calib.k * u_model + ctl->d_charged
                             - ctl->u_measured;
             if (ctl->backlog < 0.0) {
@@ -388,7 +394,8 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
             }
         }
     }
-    return ctl->backlog > QC_CTL_BACKLOG_IDLE;
+    return ctl->backlog > QC_CTL_BACKLOG_IDLE
+           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS;
 }
 
 /*
@@ -417,16 +424,13 @@ static void qc_check_resource(qc_ctl_t *ctl)
 
 /*
  * Load the server does not cause is not shed by refusing its own
- * requests: when everything is down to its lowest tree or rejected,
- * half the model load or more is shed, and the measured utilization
- * stays over the bound near where it was when shedding began, for
- * QC_BG_PERIODS periods with nothing decided left to drain, serve
- * everyone for QC_BG_HOLD periods and say so; then try again.
- * u_full: the model load of the same arrivals at full quality; bottom:
- * every class with traffic at level 1 or below.
+ * requests: when everything is down to its lowest tree or rejected and
+ * the measured utilization stays over the bound near where it was when
+ * shedding began, for QC_BG_PERIODS periods with nothing decided left
+ * to drain, serve everyone for QC_BG_HOLD periods and say so; then try
+ * again.  bottom: every class with traffic at level 1 or below.
  */
-static void qc_check_background(qc_ctl_t *ctl, double u_model,
-                                double u_full, int shedding, int bottom,
+static void qc_check_background(qc_ctl_t *ctl, int shedding, int bottom,
                                 int draining)
 {
     double u = ctl->u_measured;
@@ -446,7 +450,6 @@ static void qc_check_background(qc_ctl_t *ctl, double u_model,
         ctl->warnings &= ~QC_WARN_BACKGROUND;     /* shedding works */
     }
     if (bottom && !draining && u >= ctl->cfg->bound + QC_BG_OVER
-        && u_full > 0.0 && u_model <= (1.0 - QC_BG_SHED) * u_full
         && u >= QC_BG_KEPT * ctl->shed_u_measured) {
         ctl->shed_futile++;
     }
@@ -481,7 +484,7 @@ static void qc_serve_all(qc_ctl_t *ctl)
 void qc_ctl_policy(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double u_guaranteed = 0.0, u_model = 0.0, u_full = 0.0, m_b;
+    double u_guaranteed = 0.0, u_model = 0.0, m_b;
     int shedding = 0, bottom = 1, draining, expected_over;
     unsigned i;
     int k;
@@ -491,13 +494,9 @@ void qc_ctl_policy(qc_ctl_t *ctl)
 
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-            double lv[QC_MAX_TREES + 1];
 
             cl->u_model = qc_class_model_util(&ctl->model, cl, vs->levels);
             u_model += cl->u_model;
-            qc_pi_level_utils(ctl->model.a_tree, ctl->model.b,
-                              ctl->model.c, cl->r, cl->xbar, vs->levels, lv);
-            u_full += lv[vs->levels];
             if (!vs->fixed && cl->r > 0.0) {
                 shedding |= cl->m_applied < vs->levels - 1e-6;
                 bottom &= cl->m_applied <= 1.0 + 1e-6;
@@ -517,8 +516,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
     qc_check_resource(ctl);
-    qc_check_background(ctl, u_model, u_full, shedding, shedding && bottom,
-                        draining);
+    qc_check_background(ctl, shedding, shedding && bottom, draining);
     if (ctl->background_hold) {
         ctl->background_hold--;
         qc_serve_all(ctl);

@@ -54,14 +54,16 @@
 #define ID QC_RLS_D
 
 /* Prior standard deviations of the scaled parameters (the whole
- * physical range: a_j, c up to 1e-2 s/req, b up to 1e-7 s/B, |d| 0.5),
+ * physical range: a_j up to 1e-2 s/req, c 1e-3, b 1e-7 s/B, |d| 0.5;
+ * a 503 is cheap, and a wide prior on c let a constant background be
+ * charged to rejections, which then looked as costly as serving),
  * over the nominal noise of U.  A tighter prior, on d especially, biases
  * the fit for hundreds of samples: d is nearly collinear with the other
  * regressors at high load, and directional forgetting discounts old
  * information only slowly in such a direction. */
 #define A_SD 10.0
 #define B_SD 0.1
-#define C_SD 10.0
+#define C_SD 1.0
 #define D_SD 0.5
 #define NOISE_SD 0.02
 

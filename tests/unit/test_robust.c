@@ -10,7 +10,8 @@
  *        back up within a few periods;
  *  (iii) a prior 10x off either way is corrected, and the loop settles;
  *  (iv)  no 503 while measured U is below the bound, and none where the
- *        cheapest tree carries the load.
+ *        cheapest tree carries the load;
+ *  (v)   load the server does not cause is not shed.
  * The plant: a CPU-bound site, a CGI page costing 3 ms in the top tree
  * and its static snapshot 0.1 ms; over capacity the server completes
  * only what the CPU can do and the sensor reads 1.
@@ -218,6 +219,30 @@ START_TEST(test_light_load_high_prior_recovers)
 }
 END_TEST
 
+/* (v): another process keeps the CPU busy; the site's own load is
+ * small.  Shedding it does not help: the controller stops and says so. */
+START_TEST(test_background_load_not_shed)
+{
+    rig_t g;
+    cpu_plant_t pl = { 60.0, 0.98, 13 };
+    int period, top = 0;
+
+    rig_init(&g, COST_FULL, 0.6);
+    for (period = 0; period < 60; period++) {
+        double u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
+
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        if (period >= 30) {
+            top += rig_level(&g) >= 2.0 - 1e-6;
+        }
+    }
+    printf("background load: full quality in %d of the last 30 periods, "
+           "warnings %u\n", top, (unsigned)g.q->warnings);
+    ck_assert(g.q->warnings & QC_WARN_BACKGROUND);
+    ck_assert_int_ge(top, 25);
+}
+END_TEST
+
 /* A lone best-effort host gets the whole bound, whatever idle hosts
  * stand beside it. */
 START_TEST(test_idle_host_takes_nothing)
@@ -341,6 +366,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     tcase_add_test(tc, test_cold_start_any_prior);
     tcase_add_test(tc, test_light_load_high_prior_recovers);
+    tcase_add_test(tc, test_background_load_not_shed);
     tcase_add_test(tc, test_idle_host_takes_nothing);
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
