@@ -245,32 +245,51 @@ static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
     return !vs->guaranteed || qc_pi_output(&cl->pi) < m;
 }
 
-/* Calibrated utilization of all traffic the best-effort level can move,
- * at normalized level m_b: each class at the level it is served at. */
-static double qc_be_util(double m_b, void *arg)
+/*
+ * Visit every class of every host that is not pinned, with the level
+ * m = m_b M its host would be served at by the best-effort level and
+ * whether that level drives it there (qc_be_drives).
+ */
+typedef void (*qc_be_visit_fn)(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                               qc_ctl_class_t *cl, double m, int drives,
+                               void *arg);
+
+static void qc_be_each(qc_ctl_t *ctl, double m_b, qc_be_visit_fn fn,
+                       void *arg)
 {
-    qc_ctl_t *ctl = arg;
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double u = 0.0;
     unsigned i;
     int k;
 
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
+        double m = m_b * vs->levels;
 
-        if (vs->fixed) {
-            continue;
-        }
-        for (k = 0; k < QC_NCLASSES; k++) {
-            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-            double m = m_b * vs->levels;
+        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
-            u += qc_be_drives(vs, cl, m)
-                 ? qc_class_util(ctl, cl, vs->levels, m)
-                 : qc_held(cl, qc_class_util(ctl, cl, vs->levels,
-                                             qc_pi_output(&cl->pi)));
+            fn(ctl, vs, cl, m, qc_be_drives(vs, cl, m), arg);
         }
     }
+}
+
+static void qc_be_util_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                           qc_ctl_class_t *cl, double m, int drives,
+                           void *arg)
+{
+    *(double *)arg += drives
+        ? qc_class_util(ctl, cl, vs->levels, m)
+        : qc_held(cl, qc_class_util(ctl, cl, vs->levels,
+                                    qc_pi_output(&cl->pi)));
+}
+
+/* Calibrated utilization of all traffic the best-effort level can move,
+ * at normalized level m_b: each class at the level it is served at. */
+static double qc_be_util(double m_b, void *arg)
+{
+    double u = 0.0;
+
+    qc_be_each(arg, m_b, qc_be_util_one, &u);
     return u;
 }
 
@@ -296,6 +315,31 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     return qc_pi_invert(qc_class_util_cb, &a, 0.0, levels, target);
 }
 
+/* What the best-effort loop measures and holds, summed over the
+ * classes it drives. */
+typedef struct {
+    double u, gain, u_guaranteed;
+} qc_be_sum_t;
+
+static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                          qc_ctl_class_t *cl, double m, int drives,
+                          void *arg)
+{
+    qc_be_sum_t *sum = arg;
+
+    if (!drives) {
+        return;                 /* its own loop is in force */
+    }
+    /* A guaranteed class served at the best-effort level (excess
+     * sharing) is best effort's to hold: in its measurement and out of
+     * what its target leaves for the guarantees. */
+    if (vs->guaranteed) {
+        sum->u_guaranteed -= qc_held(cl, cl->u);
+    }
+    sum->u += cl->u;
+    sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
+}
+
 /*
  * The best-effort loop holds everything not covered by a guarantee at
  * the bound less the guaranteed traffic and the background (§5.3).  Its
@@ -305,46 +349,25 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double u = 0.0, gain = 0.0, m_b = qc_pi_output(&ctl->be), m_ff;
+    double m_b = qc_pi_output(&ctl->be), m_ff;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->u_measured >= QC_PI_SATURATED;
-    unsigned i;
-    int k;
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0 };
 
-    for (i = 0; i < cfg->nvs; i++) {
-        const qc_ctl_vs_t *vs = &cfg->vs[i];
-
-        if (vs->fixed) {
-            continue;
-        }
-        for (k = 0; k < QC_NCLASSES; k++) {
-            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-            double m = m_b * vs->levels;
-
-            if (!qc_be_drives(vs, cl, m)) {
-                continue;       /* its own loop is in force */
-            }
-            /* A guaranteed class served at the best-effort level (excess
-             * sharing) is best effort's to hold: in its measurement and
-             * out of what its target leaves for the guarantees. */
-            if (vs->guaranteed) {
-                u_guaranteed -= qc_held(cl, cl->u);
-            }
-            u += cl->u;
-            gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
-        }
-    }
+    sum.u_guaranteed = u_guaranteed;
+    qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
-                                           u_guaranteed);
-    if (gain <= 0.0) {
-        gain = QC_PI_GAIN_MIN;
+                                           sum.u_guaranteed);
+    if (sum.gain <= 0.0) {
+        sum.gain = QC_PI_GAIN_MIN;
     }
-    /* u_guaranteed is now what the guaranteed loops hold themselves. */
+    /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
-                        ctl->be_target + u_guaranteed);
-    if (!qc_ctl_jump(ctl, &ctl->be, ctl->be_target, u, m_ff, lowest, 1)) {
+                        ctl->be_target + sum.u_guaranteed);
+    if (!qc_ctl_jump(ctl, &ctl->be, ctl->be_target, sum.u, m_ff, lowest,
+                     1)) {
         /* On a saturated resource best effort only goes down. */
-        qc_pi_step(&ctl->be, ctl->be_target, u, gain, cfg->period,
+        qc_pi_step(&ctl->be, ctl->be_target, sum.u, sum.gain, cfg->period,
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
     }
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest);

@@ -1,10 +1,12 @@
 /* Licensed under the Apache License, Version 2.0. */
 
+#include <math.h>
+
 #include "qc_spread.h"
 
 apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts)
 {
-    double total = 0.0;
+    double total = 0.0, fair;
     apr_uint64_t mask = 0;
     unsigned b;
 
@@ -21,8 +23,10 @@ apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts)
     if (total < QC_SPREAD_MIN_COUNT) {
         return sp->mask;
     }
+    fair = total / QC_BUCKETS;
     for (b = 0; b < QC_BUCKETS; b++) {
-        if (sp->h[b] * QC_BUCKETS > QC_SPREAD_HEAVY * total) {
+        if (sp->h[b] > QC_SPREAD_HEAVY * fair
+            && sp->h[b] > fair + QC_SPREAD_SIGMAS * sqrt(fair)) {
             mask |= (apr_uint64_t)1 << b;
         }
     }

@@ -19,14 +19,17 @@
 
 #include "qc_shm.h"
 
-/* A bucket is heavy above this multiple of its fair share 1/QC_BUCKETS. */
+/* A bucket is heavy above this multiple of its fair share 1/QC_BUCKETS,
+ * and this many Poisson standard deviations over it: chance alone must
+ * not take a client's fixed tree away. */
 #define QC_SPREAD_HEAVY 3.0
+#define QC_SPREAD_SIGMAS 4.0
 
 /* Weight of the past in the decayed counts, per period. */
 #define QC_SPREAD_KEEP 0.8
 
 /* Fewer requests than this (decayed) tell nothing: keep the mask. */
-#define QC_SPREAD_MIN_COUNT 32.0
+#define QC_SPREAD_MIN_COUNT (4.0 * QC_BUCKETS)
 
 typedef struct {
     double h[QC_BUCKETS];       /* decayed arrivals by bucket */

@@ -321,6 +321,26 @@ START_TEST(test_spread_mask)
         qc_spread_update(&sp, c);
     }
     ck_assert(sp.mask == 0);
+    /* 300 clients at 100 req/s: chance makes no bucket heavy. */
+    {
+        unsigned long long rng = 99;
+        unsigned trial, marked = 0;
+
+        for (trial = 0; trial < 200; trial++) {
+            memset(&sp, 0, sizeof(sp));
+            memset(c, 0, sizeof(c));
+            qc_spread_update(&sp, c);
+            for (period = 0; period < 10; period++) {
+                for (b = 0; b < 100; b++) {
+                    rng = rng * 6364136223846793005ULL + 1;
+                    c[(rng >> 33) % 300 % QC_BUCKETS]++;
+                }
+                qc_spread_update(&sp, c);
+            }
+            marked += sp.mask != 0;
+        }
+        ck_assert_uint_eq(marked, 0);
+    }
 }
 END_TEST
 
