@@ -89,7 +89,6 @@ typedef struct {
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
     double be_target;
     qc_calib_t calib;
-    double d_charged;           /* background the targets charge */
     double backlog;             /* decided, not yet sent (periods of U) */
     double saturated_for;       /* seconds the resource has been */
     double u_measured;          /* < 0 when no sensor could be read */

@@ -410,7 +410,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
         }
         else {
             ctl->saturated_for += ctl->cfg->period;
-            ctl->backlog += ctl->calib.k * u_model + ctl->d_charged
+            ctl->backlog += ctl->calib.k * u_model + ctl->model.d
                             - ctl->u_measured;
             if (ctl->backlog < 0.0) {
                 ctl->backlog = 0.0;
@@ -526,13 +526,15 @@ void qc_ctl_policy(qc_ctl_t *ctl)
             }
         }
     }
-    ctl->d_charged = qc_target_background(&ctl->model, cfg->bound);
-    expected_over = ctl->calib.k * u_model + ctl->d_charged
+    /* The calibration takes the whole background out of the reading:
+     * the requests' share is what is left.  (The targets charge it only
+     * up to half the bound: qc_target_background.) */
+    expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
     draining = qc_update_backlog(ctl, u_model);
     if (!ctl->background_hold) {
         qc_calib_update(&ctl->calib, ctl->u_measured, u_model,
-                        ctl->d_charged, draining, expected_over,
+                        ctl->model.d, draining, expected_over,
                         QC_PI_SATURATED);
     }
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {

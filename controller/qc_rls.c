@@ -94,11 +94,8 @@ static double hi_nat(int i)
  * initial value in practice; this holds it regardless. */
 #define TRACE_MAX 1e7
 
-/* Dead zone: a server below this is idle and says nothing about the
- * costs; a utilization at or above U_SAT is clipped by the resource, a
- * lower bound of the load (censored). */
-#define R_IDLE 1.0              /* req/s */
-#define W_IDLE 1000.0           /* B/s */
+/* A utilization at or above U_SAT is clipped by the resource, a lower
+ * bound of the load (censored). */
 #define U_SAT 0.97
 
 /* No information in the direction of phi: skip. */
@@ -343,19 +340,17 @@ static void rls_track(qc_rls_t *rls, const qc_rls_t *old, double e)
 int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
                   double u_measured)
 {
-    double phi[NP], pphi[NP], r, e, served = 0.0;
+    double phi[NP], pphi[NP], r, e;
     qc_rls_t old;
     int i, active = regressor(x, phi);
 
     if (active < 0 || !isfinite(u_measured) || u_measured < 0.0) {
         return -1;
     }
-    for (i = 0; i < NT; i++) {
-        served += x->r[i];
-    }
+    /* An idle period says nothing of the costs but all of d: the
+     * regressor is then d's alone, and only d learns from it. */
     e = u_measured - dot(rls->theta, phi);
-    if ((served + x->r_rej < R_IDLE && x->w < W_IDLE)
-        || (u_measured >= U_SAT && e <= 0.0)) {
+    if (u_measured >= U_SAT && e <= 0.0) {
         return 0;
     }
     r = rls_gain(rls, phi, pphi);
