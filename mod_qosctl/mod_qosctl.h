@@ -9,9 +9,12 @@
 #ifndef MOD_QOSCTL_H
 #define MOD_QOSCTL_H
 
+#include <stdio.h>
+
 #include "httpd.h"
 #include "http_config.h"
 #include "apr_shm.h"
+#include "apr_strings.h"
 
 #include "qc_cidr.h"
 #include "qc_level.h"
@@ -106,6 +109,22 @@ typedef struct {
 extern module AP_MODULE_DECLARE_DATA qosctl_module;
 extern qc_runtime_t qc_rt;
 extern const command_rec qc_cmds[];
+
+/* M of a host: its trees, or 1 (DocumentRoot) when it declares none. */
+static APR_INLINE unsigned qc_levels_of(const qc_server_conf *c)
+{
+    return c->ntrees ? c->ntrees : 1;
+}
+
+/* A double formatted with printf's fmt (one conversion), in pool p. */
+static APR_INLINE const char *qc_pdouble(apr_pool_t *p, const char *fmt,
+                                         double v)
+{
+    char buf[64];
+
+    snprintf(buf, sizeof(buf), fmt, v);
+    return apr_pstrdup(p, buf);
+}
 
 #define qc_sconf(s) \
     ((qc_server_conf *)ap_get_module_config((s)->module_config, \

@@ -35,14 +35,6 @@ static const char *qc_bad(cmd_parms *cmd, const char *value,
 }
 
 /* libc formats numbers: apr's %g drops the leading zero of 0.58. */
-static const char *qc_fmt(apr_pool_t *p, double v)
-{
-    char buf[32];
-
-    snprintf(buf, sizeof(buf), "%g", v);
-    return apr_pstrdup(p, buf);
-}
-
 /* A number in [lo, hi]; the message states the range it must be in. */
 static const char *qc_cmd_double(cmd_parms *cmd, const char *arg,
                                  double lo, double hi, double *out)
@@ -52,8 +44,8 @@ static const char *qc_cmd_double(cmd_parms *cmd, const char *arg,
     if (err) {
         return qc_bad(cmd, arg, apr_psprintf(cmd->pool, "%s (expected %s "
                                              "to %s)", err,
-                                             qc_fmt(cmd->pool, lo),
-                                             qc_fmt(cmd->pool, hi)));
+                                             qc_pdouble(cmd->pool, "%g", lo),
+                                             qc_pdouble(cmd->pool, "%g", hi)));
     }
     return NULL;
 }
@@ -636,7 +628,7 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
 static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
                           qc_server_conf *c)
 {
-    unsigned levels = c->ntrees ? c->ntrees : 1;
+    unsigned levels = qc_levels_of(c);
 
     if (c->fixed_set && c->fixed_level > levels) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
@@ -687,8 +679,9 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
                      "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
                      "QosCtlModel a=%s ms b=%s ms/KB)", msg,
-                     qc_fmt(ptemp, g->bound), qc_fmt(ptemp, g->model_a * 1e3),
-                     qc_fmt(ptemp, g->model_b * 1e3 * 1024.0));
+                     qc_pdouble(ptemp, "%g", g->bound),
+                     qc_pdouble(ptemp, "%g", g->model_a * 1e3),
+                     qc_pdouble(ptemp, "%g", g->model_b * 1e3 * 1024.0));
         return 0;
     }
     return 1;

@@ -130,7 +130,7 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
 {
     unsigned i;
 
-    c->levels = c->ntrees ? c->ntrees : 1;
+    c->levels = qc_levels_of(c);
     c->top_fx = qc_level_to_fx(c->levels, c->levels);
     c->fixed_fx = c->fixed_set ? qc_level_to_fx(c->fixed_level, c->levels)
                                : c->top_fx;

@@ -91,14 +91,6 @@ static double qc_metric(const qc_class_view_t *v, const qc_metric_t *m)
  * A double as JSON and Prometheus want it: apr's formatter drops the
  * leading zero ("%g" of 0.58 gives ".58"), so libc formats numbers.
  */
-static const char *qc_num(apr_pool_t *p, const char *fmt, double d)
-{
-    char buf[64];
-
-    snprintf(buf, sizeof(buf), fmt, d);
-    return apr_pstrdup(p, buf);
-}
-
 /* JSON has no NaN or infinity; a value not computed yet is null. */
 static void qc_json_num(request_rec *r, double d)
 {
@@ -106,7 +98,7 @@ static void qc_json_num(request_rec *r, double d)
         ap_rputs("null", r);
     }
     else {
-        ap_rputs(qc_num(r->pool, "%.15g", d), r);
+        ap_rputs(qc_pdouble(r->pool, "%.15g", d), r);
     }
 }
 
@@ -344,7 +336,7 @@ static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
 {
     ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s gauge\n"
                "qosctl_%s %s\n", name, help, name, name,
-               qc_num(r->pool, "%.15g", v));
+               qc_pdouble(r->pool, "%.15g", v));
 }
 
 static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
@@ -383,7 +375,7 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
              "# TYPE qosctl_request_cost_seconds gauge\n", r);
     for (k = 0; k < g->ntrees; k++) {
         ap_rprintf(r, "qosctl_request_cost_seconds{tree=\"%u\"} %s\n", k,
-                   qc_num(r->pool, "%.15g", g->a_tree[k]));
+                   qc_pdouble(r->pool, "%.15g", g->a_tree[k]));
     }
     ap_rputs("# HELP qosctl_warning 1 while the controller raises this "
              "warning.\n# TYPE qosctl_warning gauge\n", r);
@@ -411,7 +403,7 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
                 qc_view(c, cls, &v);
                 ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} "
                            "%s\n", m->key, sfx, vh, qc_class_names[cls],
-                           qc_num(r->pool, "%.15g", qc_metric(&v, m)));
+                           qc_pdouble(r->pool, "%.15g", qc_metric(&v, m)));
             }
         }
     }
@@ -444,17 +436,18 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
              "</title></head><body><h1>mod_qosctl</h1>\n", r);
     ap_rprintf(r, "<p>Utilization: measured %s, bound %s; model a = %s s, "
                "b = %s s/B, c = %s s; best effort m = %s</p>\n",
-               qc_num(r->pool, "%.3f", g->u_measured),
-               qc_num(r->pool, "%.2f", qc_rt.main->bound),
-               qc_num(r->pool, "%.3g", g->a), qc_num(r->pool, "%.3g", g->b),
-               qc_num(r->pool, "%.3g", g->c),
-               qc_num(r->pool, "%.3f", g->m_be));
+               qc_pdouble(r->pool, "%.3f", g->u_measured),
+               qc_pdouble(r->pool, "%.2f", qc_rt.main->bound),
+               qc_pdouble(r->pool, "%.3g", g->a),
+               qc_pdouble(r->pool, "%.3g", g->b),
+               qc_pdouble(r->pool, "%.3g", g->c),
+               qc_pdouble(r->pool, "%.3f", g->m_be));
     ap_rprintf(r, "<p>Calibration (measured over modelled utilization) "
                "%s; cost per request by tree, top first:",
-               qc_num(r->pool, "%.3f", g->calibration));
+               qc_pdouble(r->pool, "%.3f", g->calibration));
     for (j = 0; j < g->ntrees; j++) {
         ap_rprintf(r, "%s %s s", j ? "," : "",
-                   qc_num(r->pool, "%.3g", g->a_tree[j]));
+                   qc_pdouble(r->pool, "%.3g", g->a_tree[j]));
     }
     ap_rputs("</p>\n", r);
     for (j = 0; j < QC_NWARNINGS; j++) {
@@ -471,7 +464,7 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
                    "%" APR_UINT64_T_FMT " periods; %s connections waiting "
                    "to be accepted%s.</p>\n", g->pid, g->age / 1e6,
                    g->periods, g->accept_queue < 0 ? "unknown"
-                   : qc_num(r->pool, "%.0f", g->accept_queue),
+                   : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
     }
     ap_rputs("<table border=\"1\"><tr><th>virtual server</th>"
@@ -493,7 +486,7 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
                        c->guaranteed ? " (guaranteed)" : "",
                        qc_class_names[cls]);
             for (j = 0; j < QC_NMETRICS; j++) {
-                ap_rprintf(r, "<td>%s</td>", qc_num(r->pool, "%.4g",
+                ap_rprintf(r, "<td>%s</td>", qc_pdouble(r->pool, "%.4g",
                            qc_metric(&v, &qc_metrics[j])));
             }
             ap_rputs("<td>", r);

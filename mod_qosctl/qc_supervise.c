@@ -197,7 +197,7 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
 }
 
 /* The supervisor: restarts the controller at once; never returns. */
-static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
+static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
 {
     qc_ctl_config_t *cfg;
     pid_t self = getpid();
@@ -253,7 +253,10 @@ static void qc_ctl_main(apr_pool_t *p, server_rec *s, pid_t parent)
 static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
                                  apr_proc_t *proc);
 
-static void qc_ctl_maint(int reason, void *data, apr_wait_t status)
+/* httpd's other-child callback: the controller died, or httpd restarts
+ * or stops. */
+static void qc_supervisor_event(int reason, void *data,
+                                apr_wait_t status)
 {
     apr_proc_t *proc = data;
     int mpm_state;
@@ -296,12 +299,12 @@ static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
         return errno;
     }
     if (pid == 0) {
-        qc_ctl_main(p, s, parent);
+        qc_supervisor_main(p, s, parent);
     }
     proc->pid = pid;
     proc->in = proc->out = proc->err = NULL;
     apr_pool_note_subprocess(p, proc, APR_KILL_AFTER_TIMEOUT);
-    apr_proc_other_child_register(proc, qc_ctl_maint, proc, NULL, p);
+    apr_proc_other_child_register(proc, qc_supervisor_event, proc, NULL, p);
     return APR_SUCCESS;
 }
 
