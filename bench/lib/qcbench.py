@@ -173,6 +173,29 @@ def tx_bytes(tb):
                          "/tx_bytes" % tb.server_if))
 
 
+def tx_bytes_of(pid, interface):
+    """tx_bytes() without a subprocess: the interface's transmitted
+    bytes as seen from the network namespace of process pid."""
+    with open("/proc/%d/net/dev" % pid) as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            if name.strip() == interface:
+                return int(rest.split()[8])
+    raise RuntimeError("no interface %s in /proc/%d/net/dev"
+                       % (interface, pid))
+
+
+def cpu_times(cpu):
+    """(busy, total) jiffies of one CPU so far, from /proc/stat (not
+    per namespace): busy is all but idle and iowait."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu%s " % cpu):
+                v = [int(x) for x in line.split()[1:9]]
+                return sum(v) - v[3] - v[4], sum(v)
+    raise RuntimeError("no cpu%s in /proc/stat" % cpu)
+
+
 # -- configuration ------------------------------------------------------------
 
 def link_model(bits_per_s=LINK_BITS, request_bytes=600, reject_bytes=700):
@@ -194,12 +217,15 @@ def site_conf(site):
 
 
 def qosctl_conf(tb, bound=None, period=None, gain_margin=None,
-                model=None, fixed_level=None, log=None, extra=""):
+                model=None, fixed_level=None, log=None, extra="",
+                resource=None):
     """mod_qosctl's directives for a link-bound server on the testbed
     (None leaves the module's default).  log: a QosCtlLog file name,
-    relative to the server's private root."""
+    relative to the server's private root.  resource: the
+    QosCtlResource arguments when not the testbed's link ("cpu")."""
     lines = ["QosCtl On",
-             "QosCtlResource link %s %dM" % (tb.server_if, LINK_BITS / 1e6),
+             "QosCtlResource " + (resource or "link %s %dM" % (
+                 tb.server_if, LINK_BITS / 1e6)),
              model or link_model(),
              "QosCtlContentTrees " + TREES,
              "RemoteIPInternalProxy 10.213.0.0/16"]
@@ -238,15 +264,17 @@ class BenchServer(qcharness.Apache):
 
     qosctl: directives from qosctl_conf(), or None for plain Apache
     (module not loaded, DocumentRoot site/<tree>, so that both servers
-    answer the same URLs)."""
+    answer the same URLs).  conf: more directives for either (another
+    module's, KeepAlive)."""
 
     def __init__(self, tb, site, qosctl=None, tree="full", mpm_conf=MPM,
-                 cpus=SERVER_CPUS, **kw):
+                 cpus=SERVER_CPUS, conf="", **kw):
         self.tb = tb
         self.sport = qcharness.free_port()
         plain = qosctl is None
-        extra = site_conf(site) + (qosctl or "") + STATUS_VHOST.format(
-            sport=self.sport, qosctl="" if plain else QOSCTL_STATUS)
+        extra = (site_conf(site) + conf + (qosctl or "")
+                 + STATUS_VHOST.format(sport=self.sport, qosctl=""
+                                       if plain else QOSCTL_STATUS))
         super().__init__(docroot=os.path.join(site, tree) if plain
                          else site, with_qosctl=not plain, netns=tb.server_ns,
                          listen_addr=tb.server_addr, mpm_conf=mpm_conf,

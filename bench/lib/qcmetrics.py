@@ -3,6 +3,7 @@
     step_response(u, bound)    settling, overshoot, steady-state error
     highest_ok_rate(points)    the paper's Rdegrade / Rreject
     max_full_share(...)        the most full-quality replies a link allows
+    percentile(xs, p)          nearest-rank percentile
 """
 
 import statistics
@@ -92,3 +93,12 @@ def max_full_share(budget_bytes, replies, full_bytes, degraded_bytes):
     f = (budget_bytes / replies - degraded_bytes) / (full_bytes
                                                      - degraded_bytes)
     return min(1.0, max(0.0, f))
+
+
+def percentile(xs, p):
+    """The nearest-rank p-th percentile (0 < p <= 100) of xs; None when
+    xs is empty."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))]
