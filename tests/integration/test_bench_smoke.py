@@ -119,3 +119,40 @@ def test_step_to_overload_lowers_m_and_holds_the_bound(testbed, site):
     assert len(after) >= periods * 0.8
     assert min(r["m"] for r in after) < 1.9
     assert abs(m["mean_tail"] - BOUND) <= 0.25 * BOUND
+
+
+ROBUSTNESS = os.path.join(qcbench.SRCDIR, "bench", "robustness")
+NUMERIC = ("offered", "U_med", "U_p95", "errors", "err_share", "s503",
+           "s2xx", "full_share", "full_ideal", "rt_p95_light_ms")
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(
+    qcbench.qcharness.MODULES_DIR, "mod_qos.so")),
+    reason="libapache2-mod-qos not installed")
+def test_robustness_runs_one_scenario_on_three_servers(site):
+    """bench/robustness end to end on its smallest scenario (link, one
+    client address, a step): only the table's shape is checked."""
+    import csv
+    import subprocess
+    out = tempfile.mkdtemp(prefix="qosctl-robust-")
+    try:
+        p = subprocess.run(
+            [sys.executable, ROBUSTNESS, "--only", "link", "--clients", "1",
+             "--load", "step", "--light", "2", "--seconds", "3",
+             "--timeout", "2", "--calibrate-seconds", "2", "--qos-n", "4",
+             "--site", site, "--out", out,
+             "--prefix", "qr%d" % (os.getpid() % 1000)],
+            capture_output=True, text=True, timeout=300)
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        assert p.returncode == 0
+        with open(os.path.join(out, "table.tsv")) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    assert sorted(r["server"] for r in rows) == ["modqos", "plain",
+                                                 "qosctl"]
+    for r in rows:
+        assert float(r["offered"]) > 0
+        for k in NUMERIC:
+            if r[k] != "NA":
+                float(r[k])
