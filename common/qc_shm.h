@@ -107,8 +107,8 @@ typedef struct {
 } qc_shm_t;
 
 /* warnings */
-/* Degrading or rejecting did not lower the measured utilization: load
- * the server does not cause; the controller stopped shedding. */
+/* Load the server does not cause reaches the bound by itself: it is not
+ * shed, and the bound is exceeded. */
 #define QC_WARN_BACKGROUND      1u
 /* The named resource stays low while httpd's accept queues fill: the
  * bottleneck is elsewhere (QosCtlResource names the wrong one). */

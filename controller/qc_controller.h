@@ -94,10 +94,6 @@ typedef struct {
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */
     unsigned low_queued;        /* periods: resource low, queues full */
-    unsigned shed_futile;       /* periods: shedding, U unmoved */
-    unsigned background_hold;   /* periods left at full service */
-    double shed_u_measured;     /* U and model load when shedding began */
-    double shed_u_model;
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */

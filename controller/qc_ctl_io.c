@@ -62,10 +62,10 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
 {
     if ((now ^ before) & QC_WARN_BACKGROUND) {
         fprintf(stderr, now & QC_WARN_BACKGROUND
-                ? "QosCtl: degrading and rejecting did not lower the "
-                  "measured utilization: the load is not this server's "
-                  "own; serving everyone at full quality for a while\n"
-                : "QosCtl: background load check over; control resumes\n");
+                ? "QosCtl: load that is not this server's own keeps the "
+                  "resource at its utilization bound; web requests keep "
+                  "at least half the bound and are not shed for it\n"
+                : "QosCtl: the background load is below the bound again\n");
     }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
         fprintf(stderr, now & QC_WARN_WRONG_RESOURCE

@@ -27,16 +27,8 @@
 #define QC_WARN_QUEUE 16
 #define QC_WARN_PERIODS 5
 
-/* Background: every class with traffic down to its lowest tree or
- * below, and the measured utilization still above QC_BG_KEPT of where
- * it was and QC_BG_OVER over the bound (a loop that works holds it at
- * the bound), for QC_BG_PERIODS periods: serve everyone for
- * QC_BG_HOLD periods.  The model is not asked how much was shed: it is
- * the model that cannot tell background from the requests' cost. */
-#define QC_BG_KEPT 0.9
-#define QC_BG_OVER 0.05
-#define QC_BG_PERIODS 5
-#define QC_BG_HOLD 60
+/* The fitted background at or over the bound: say so.  The loops do
+ * not shed it: the calibration takes it out of the requests' share. */
 
 /* The fewest trees of a host with traffic the best-effort level
  * drives: m_b of 1 / this serves every such host from its lowest tree
@@ -447,60 +439,19 @@ static void qc_check_resource(qc_ctl_t *ctl)
 
 /*
  * Load the server does not cause is not shed by refusing its own
- * requests: when everything is down to its lowest tree or rejected and
- * the measured utilization stays over the bound near where it was when
- * shedding began, for QC_BG_PERIODS periods with nothing decided left
- * to drain, serve everyone for QC_BG_HOLD periods and say so; then try
- * again.  bottom: every class with traffic at level 1 or below.
+ * requests: the calibration takes the fitted background d (learnt from
+ * idle periods above all) out of the reading, so the loops see only the
+ * requests' share.  When d alone reaches the bound, the bound cannot be
+ * held by shedding anything: the requests keep at least half the bound
+ * (qc_target_background), and the status page says why it is exceeded.
  */
-static void qc_check_background(qc_ctl_t *ctl, int shedding, int bottom,
-                                int draining)
+static void qc_check_background(qc_ctl_t *ctl)
 {
-    double u = ctl->u_measured;
-
-    if (u < 0.0) {
-        return;
-    }
-    if (!shedding) {
-        ctl->shed_u_measured = u;
-        ctl->shed_futile = 0;
-        if (u < ctl->cfg->bound) {
-            ctl->warnings &= ~QC_WARN_BACKGROUND;
-        }
-        return;
-    }
-    if (u < ctl->cfg->bound) {
-        ctl->warnings &= ~QC_WARN_BACKGROUND;     /* shedding works */
-    }
-    if (bottom && !draining && u >= ctl->cfg->bound + QC_BG_OVER
-        && u >= QC_BG_KEPT * ctl->shed_u_measured) {
-        ctl->shed_futile++;
-    }
-    else {
-        ctl->shed_futile = 0;
-    }
-    if (ctl->shed_futile >= QC_BG_PERIODS) {
+    if (ctl->model.d >= ctl->cfg->bound) {
         ctl->warnings |= QC_WARN_BACKGROUND;
-        ctl->background_hold = QC_BG_HOLD;
-        ctl->shed_futile = 0;
     }
-}
-
-/* Everyone at the top tree: the background hold. */
-static void qc_serve_all(qc_ctl_t *ctl)
-{
-    const qc_ctl_config_t *cfg = ctl->cfg;
-    unsigned i;
-    int k;
-
-    qc_pi_init(&ctl->be, 1.0, 1.0);
-    for (i = 0; i < cfg->nvs; i++) {
-        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
-            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-
-            qc_pi_init(&cl->pi, cfg->vs[i].levels, cfg->vs[i].levels);
-            cl->m_applied = cfg->vs[i].levels;
-        }
+    else if (ctl->model.d < 0.8 * ctl->cfg->bound) {
+        ctl->warnings &= ~QC_WARN_BACKGROUND;
     }
 }
 
@@ -508,7 +459,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double u_guaranteed = 0.0, u_model = 0.0, m_b;
-    int shedding = 0, bottom = 1, draining, expected_over;
+    int draining, expected_over;
     unsigned i;
     int k;
 
@@ -520,10 +471,6 @@ void qc_ctl_policy(qc_ctl_t *ctl)
 
             cl->u_model = qc_class_model_util(&ctl->model, cl, vs->levels);
             u_model += cl->u_model;
-            if (!vs->fixed && cl->r > 0.0) {
-                shedding |= cl->m_applied < vs->levels - 1e-6;
-                bottom &= cl->m_applied <= 1.0 + 1e-6;
-            }
         }
     }
     /* The calibration takes the whole background out of the reading:
@@ -532,21 +479,13 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
     draining = qc_update_backlog(ctl, u_model);
-    if (!ctl->background_hold) {
-        qc_calib_update(&ctl->calib, ctl->u_measured, u_model,
-                        ctl->model.d, draining, expected_over,
-                        QC_PI_SATURATED);
-    }
+    qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
+                    draining, expected_over, QC_PI_SATURATED);
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
     qc_check_resource(ctl);
-    qc_check_background(ctl, shedding, shedding && bottom, draining);
-    if (ctl->background_hold) {
-        ctl->background_hold--;
-        qc_serve_all(ctl);
-        return;
-    }
+    qc_check_background(ctl);
 
     for (i = 0; i < cfg->nvs; i++) {
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {

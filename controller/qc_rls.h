@@ -49,7 +49,7 @@
 #define QC_RLS_A_MAX 1.0        /* s/request: 1 req/s saturates */
 #define QC_RLS_B_MAX 1e-5       /* s/byte: 100 kB/s saturates */
 #define QC_RLS_C_MAX 2e-3       /* s/rejection: a 503 costs tens of us */
-#define QC_RLS_D_MAX 0.5        /* |d|: background load */
+#define QC_RLS_D_MAX 1.0        /* |d|: background load */
 
 /* Default forgetting factor: a memory of about 50 samples. */
 #define QC_RLS_LAMBDA 0.98

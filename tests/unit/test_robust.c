@@ -219,27 +219,33 @@ START_TEST(test_light_load_high_prior_recovers)
 }
 END_TEST
 
-/* (v): another process keeps the CPU busy; the site's own load is
- * small.  Shedding it does not help: the controller stops and says so. */
+/* (v): another process keeps the CPU busy (a backup job that started
+ * before the site's traffic); the site's own load is small.  Shedding
+ * it would not help: the controller does not, and says why the bound
+ * is exceeded. */
 START_TEST(test_background_load_not_shed)
 {
     rig_t g;
-    cpu_plant_t pl = { 60.0, 0.98, 13 };
+    cpu_plant_t pl = { 0.0, 0.7, 13 };
     int period, top = 0;
 
     rig_init(&g, COST_FULL, 0.6);
     for (period = 0; period < 60; period++) {
-        double u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
+        double u;
 
+        pl.r = period < 10 ? 0.0 : 60.0;
+        u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
         qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
-        if (period >= 30) {
+        if (period >= 10) {
             top += rig_level(&g) >= 2.0 - 1e-6;
+            ck_assert(rig_level(&g) >= 1.0);        /* never a 503 */
         }
     }
-    printf("background load: full quality in %d of the last 30 periods, "
-           "warnings %u\n", top, (unsigned)g.q->warnings);
+    printf("background load: full quality in %d of 50 periods, "
+           "warnings %u, d %.3f\n", top, (unsigned)g.q->warnings,
+           qc_bitsd(g.q->d_bits));
     ck_assert(g.q->warnings & QC_WARN_BACKGROUND);
-    ck_assert_int_ge(top, 25);
+    ck_assert_int_ge(top, 45);
 }
 END_TEST
 
