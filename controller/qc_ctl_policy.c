@@ -189,14 +189,44 @@ static int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
  * this period may not go below the lowest tree (or below where it was,
  * if it was lower already) unless the measurement says the bound is
  * reached.  Rejection is for when the cheapest tree cannot carry the
- * load, and that shows as a measured utilization at the bound.
+ * load, and that shows as a measured utilization at the bound.  Nor
+ * where rejecting does not help (helps == 0): back to the lowest tree.
  */
 static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
-                                     double before, double lowest)
+                                     double before, double lowest,
+                                     int helps)
 {
-    if (ctl->u_measured >= 0.0 && ctl->u_measured < ctl->cfg->bound) {
+    if (!helps) {
+        qc_pi_hold_floor(pi, lowest);
+    }
+    else if (ctl->u_measured >= 0.0 && ctl->u_measured < ctl->cfg->bound) {
         qc_pi_hold_floor(pi, before < lowest ? before : lowest);
     }
+}
+
+/*
+ * Model load of a class all rejected (*u0) and all served from its
+ * lowest tree (*u1), added to the sums.  Rejecting helps only where a
+ * 503 costs well under what the cheapest page does: where the cost is
+ * the connection itself (a slow machine, tiny pages), a 503 costs as
+ * much, and refusing would only turn served clients away.
+ */
+#define QC_REJECT_SAVES 0.5
+
+static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                             unsigned levels, double *u0, double *u1)
+{
+    double u[QC_MAX_TREES + 1];
+
+    qc_pi_level_utils(ctl->model.a_tree, ctl->model.b, ctl->model.c, cl->r,
+                      cl->xbar, levels, u);
+    *u0 += u[0];
+    *u1 += u[1];
+}
+
+static int qc_reject_helps(double u0, double u1)
+{
+    return !(u1 > 0.0) || u0 < QC_REJECT_SAVES * u1;
 }
 
 /*
@@ -311,6 +341,7 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
  * classes it drives. */
 typedef struct {
     double u, gain, u_guaranteed;
+    double u0, u1;              /* all rejected, all at the lowest tree */
 } qc_be_sum_t;
 
 static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
@@ -330,6 +361,7 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     }
     sum->u += cl->u;
     sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
+    qc_reject_saving(ctl, cl, vs->levels, &sum->u0, &sum->u1);
 }
 
 /*
@@ -344,7 +376,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     double m_b = qc_pi_output(&ctl->be), m_ff;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->u_measured >= QC_PI_SATURATED;
-    qc_be_sum_t sum = { 0.0, 0.0, 0.0 };
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
@@ -362,7 +394,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         qc_pi_step(&ctl->be, ctl->be_target, sum.u, sum.gain, cfg->period,
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
     }
-    qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest);
+    qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
+                             qc_reject_helps(sum.u0, sum.u1));
     return qc_pi_output(&ctl->be);
 }
 
@@ -375,13 +408,16 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     double applied = cl->m_applied > own + 1e-9 ? cl->m_applied
                      : QC_PI_APPLIED_OWN;
     double m_ff = qc_class_level(ctl, cl, vs->levels, cl->u_target);
+    double u0 = 0.0, u1 = 0.0;
 
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
                    ctl->cfg->gain_margin, applied);
     }
-    qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0);
+    qc_reject_saving(ctl, cl, vs->levels, &u0, &u1);
+    qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
+                             qc_reject_helps(u0, u1));
     return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
 }
 

@@ -39,6 +39,7 @@ typedef struct {
     double r;                   /* offered req/s */
     double background;          /* CPU share others take */
     unsigned long long rng;
+    double conn;                /* s a connection costs, 503s included */
 } cpu_plant_t;
 
 /* One period at the level in the segment; returns the sensor reading. */
@@ -55,7 +56,8 @@ static double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
         n[i] = pl->r * (1.0 - (m - i));
         n[i + 1] = pl->r * (m - i);
     }
-    work += n[0] * COST_REJ + n[1] * COST_SNAP + n[2] * COST_FULL;
+    work += n[0] * COST_REJ + n[1] * COST_SNAP + n[2] * COST_FULL
+            + pl->r * pl->conn;
     done = work > 1.0 ? 1.0 / work : 1.0;       /* share completed */
     for (k = 0; k <= 2; k++) {
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n[k]);
@@ -124,7 +126,7 @@ static int cold_step(double prior, double times, double bound,
                      double *tail_u, double *tail_m, double *rejected)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 7 };
+    cpu_plant_t pl = { 5.0, 0.0, 7, 0.0 };
     qc_class_shm_t *cs;
     int period, settled = -1;
     double u = 0.0, rej0 = 0.0;
@@ -194,7 +196,7 @@ END_TEST
 START_TEST(test_light_load_high_prior_recovers)
 {
     rig_t g;
-    cpu_plant_t pl = { 50.0, 0.0, 11 };     /* U 0.15 at full quality */
+    cpu_plant_t pl = { 50.0, 0.0, 11, 0.0 };  /* U 0.15 at full quality */
     int period, top_since = -1;
 
     rig_init(&g, 10.0 * COST_FULL, 0.6);
@@ -226,7 +228,7 @@ END_TEST
 START_TEST(test_background_load_not_shed)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.7, 13 };
+    cpu_plant_t pl = { 0.0, 0.7, 13, 0.0 };
     int period, top = 0;
 
     rig_init(&g, COST_FULL, 0.6);
@@ -249,6 +251,40 @@ START_TEST(test_background_load_not_shed)
 }
 END_TEST
 
+/* Where the connection itself costs most (a slow machine, tiny
+ * pages), a 503 costs as much as the snapshot: past what the snapshots
+ * carry, refusing would turn clients away and relieve nothing.  Once the
+ * fit has seen what a 503 costs, the level goes back to the lowest tree
+ * and stays there. */
+START_TEST(test_no_rejection_that_relieves_nothing)
+{
+    rig_t g;
+    cpu_plant_t pl = { 5.0, 0.0, 19, 1.5e-3 };
+    double rejected = 0.0, n = 0.0;
+    int period;
+
+    rig_init(&g, COST_FULL, 0.6);
+    for (period = -5; period < 60; period++) {
+        qc_class_shm_t *cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+        double rej0 = (double)cs->level_arrived[0], u;
+
+        if (period == 0) {
+            pl.r = 550.0;       /* the snapshots alone need 0.88 */
+        }
+        u = cpu_period(&pl, cs);
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        if (period >= 30) {
+            rejected += (double)cs->level_arrived[0] - rej0;
+            n += pl.r;
+            ck_assert(rig_level(&g) >= 1.0 - 1e-6);
+        }
+    }
+    printf("503 relieving nothing: c %.2g s, rejected %.2f%% of the last "
+           "30 periods\n", qc_bitsd(g.q->c_bits), 100.0 * rejected / n);
+    ck_assert(rejected / n < 0.01);
+}
+END_TEST
+
 /* A lone best-effort host gets the whole bound, whatever idle hosts
  * stand beside it. */
 START_TEST(test_idle_host_takes_nothing)
@@ -260,7 +296,7 @@ START_TEST(test_idle_host_takes_nothing)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(2));
-    cpu_plant_t pl = { 2.0 / COST_FULL, 0.0, 17 };
+    cpu_plant_t pl = { 2.0 / COST_FULL, 0.0, 17, 0.0 };
     double tail = 0.0;
     int period, k;
     unsigned i;
@@ -393,6 +429,7 @@ int main(void)
     tcase_add_test(tc, test_cold_start_any_prior);
     tcase_add_test(tc, test_light_load_high_prior_recovers);
     tcase_add_test(tc, test_background_load_not_shed);
+    tcase_add_test(tc, test_no_rejection_that_relieves_nothing);
     tcase_add_test(tc, test_idle_host_takes_nothing);
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
