@@ -60,6 +60,7 @@ class Kind:
         self.resource, self.content = resource, content
         self.uri, self.location, self.conf = uri, location, conf
         self.name = "%s/%s" % (resource, content)
+        self.pids = []          # processes outside httpd that serve it
         self.bound = BOUNDS[resource]
 
 
@@ -86,8 +87,9 @@ def php_conf(site, sock):
             % (MODULES, MODULES, site, sock, site))
 
 
-def kinds(site, php_sock=None):
-    """Every kind this site supports, by name."""
+def kinds(site, fpm=None):
+    """Every kind this site supports, by name (fpm: a running
+    php_fpm())."""
     out = {"link/static": Kind("link", "static", "/bench/64k.jpg",
                                "/bench")}
     cgi = find_page(site, ".cgi", avoid=("report.cgi",)) \
@@ -98,8 +100,9 @@ def kinds(site, php_sock=None):
         out["cpu/cgi"] = Kind("cpu", "cgi", cgi, "/dynamic")
     php = find_page(site, ".php")
     if php and shutil_which("php-fpm8.2"):
-        out["cpu/php"] = Kind("cpu", "php", php, "/dynamic",
-                              php_conf(site, php_sock or "/nonexistent"))
+        out["cpu/php"] = Kind("cpu", "php", php, "/dynamic", php_conf(
+            site, fpm.sock if fpm else "/nonexistent"))
+        out["cpu/php"].pids = [fpm.pid] if fpm else []
     return out
 
 
@@ -112,7 +115,7 @@ def shutil_which(name):
 @contextlib.contextmanager
 def php_fpm(cpus=qcbench.SERVER_CPUS):
     """A private php-fpm pool on a unix socket in a temporary directory,
-    pinned with the server; yields the socket path; stopped by pid."""
+    pinned with the server; yields .sock and .pid; stopped by pid."""
     d = tempfile.mkdtemp(prefix="qosctl-fpm-")
     os.chmod(d, 0o755)
     sock = os.path.join(d, "fpm.sock")
@@ -137,7 +140,7 @@ def php_fpm(cpus=qcbench.SERVER_CPUS):
             time.sleep(0.1)
         if not os.path.exists(sock):
             raise RuntimeError("php-fpm did not start")
-        yield sock
+        yield type("Fpm", (), {"sock": sock, "pid": proc.pid})
     finally:
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGQUIT)
@@ -407,40 +410,64 @@ def server(tb, site, kind, which, cal=None, prior=1.0, qos_n=None):
 
 # -- calibration ---------------------------------------------------------
 
+class ServerCpu:
+    """CPU seconds used by a server (httpd, what it forks, kind.pids):
+    a private cgroup; without one, CPU 0's busy time from /proc/stat
+    (which counts others' load too)."""
+
+    def __init__(self, srv, kind):
+        self.acct = qcbench.CpuAccount("qosctl-bench")
+        for p in [srv.pid] + kind.pids:
+            self.acct.add(p)
+
+    def seconds(self):
+        s = self.acct.seconds()
+        if s is None:
+            s = qcbench.cpu_times("0")[0] / os.sysconf("SC_CLK_TCK")
+        return s
+
+    def close(self):
+        self.acct.close()
+
+
 def measure_cost(tb, site, kind, tree, rate, seconds, timeout):
-    """Resource seconds per reply of `tree` on plain Apache at a light
-    rate, less the background measured just before."""
+    """Resource seconds per 2xx reply of `tree` on plain Apache at a
+    light rate: link seconds of the bytes on the wire, or CPU seconds of
+    the server (ServerCpu)."""
     srv = qcbench.BenchServer(tb, site, None, tree=tree,
                               conf=KEEPALIVE + kind.conf).start()
+    cpu = ServerCpu(srv, kind) if kind.resource == "cpu" else None
     try:
-        s = Sampler(tb, kind.resource, srv.pid, interval=0.5)
-        s.start()
-        time.sleep(2.2)
-        t1 = time.time()
-        t0, (rep,) = run_load(tb, srv.port, kind.uri,
-                              [(0, seconds, rate)], timeout)
-        samples = s.stop()
+        time.sleep(0.5)
+        if cpu:
+            c0 = cpu.seconds()
+        else:
+            c0 = qcbench.tx_bytes_of(srv.pid, tb.server_if)
+        _, (rep,) = run_load(tb, srv.port, kind.uri, [(0, seconds, rate)],
+                             timeout)
+        if cpu:
+            used = cpu.seconds() - c0
+        else:
+            used = (qcbench.tx_bytes_of(srv.pid, tb.server_if) - c0) \
+                * 8 / qcbench.LINK_BITS
     finally:
         srv.cleanup()
-    idle = [u for t, u in samples if t <= t1]
-    busy = [u for t, u in samples if t0 + 0.5 < t <= t0 + seconds]
-    if not busy or rep["replies"] <= 0:
+        if cpu:
+            cpu.close()
+    if rep["s2xx"] <= 0 or used <= 0:
         raise RuntimeError("calibration of %s %s failed" % (kind.name, tree))
-    bg = qcmetrics.percentile(idle, 50) or 0.0
-    if kind.resource == "link":
-        bg = 0.0            # nothing else sends on the testbed's link
-    per = max(1e-6, sum(busy) / len(busy) - bg) * seconds / max(
-        1.0, rep["s2xx"])
-    return per, rep
+    return used / rep["s2xx"], rep
 
 
 def sweep_modqos(tb, site, kind, rate, seconds, timeout, ns=QOS_SWEEP):
-    """mod_qos's N: the limit whose utilization under `rate` (median of
-    the last seconds) is nearest the bound; [(N, U)] kept."""
+    """mod_qos's N: the limit whose utilization under `rate` (link:
+    median of the last seconds; CPU: the server's own CPU seconds per
+    second) is nearest the bound; [(N, U)] kept."""
     points = []
     for n in ns:
         srv = server(tb, site, kind, "modqos", qos_n=n).start()
         s = Sampler(tb, kind.resource, srv.pid)
+        cpu = ServerCpu(srv, kind) if kind.resource == "cpu" else None
         p = None
         try:
             s.start()
@@ -448,11 +475,19 @@ def sweep_modqos(tb, site, kind, rate, seconds, timeout, ns=QOS_SWEEP):
             p = subprocess.Popen(httperf_cmd(
                 tb, srv.port, kind.uri, rate, int(rate * seconds), timeout),
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(seconds)
-            u = qcmetrics.percentile(s.between(t0 + 1, t0 + seconds + 0.5),
-                                     50)
+            time.sleep(1)
+            c1 = cpu.seconds() if cpu else 0
+            time.sleep(seconds - 1)
+            if cpu:
+                # The server's own CPU: others' load must not pick N.
+                u = (cpu.seconds() - c1) / (seconds - 1)
+            else:
+                u = qcmetrics.percentile(s.between(t0 + 1, t0 + seconds
+                                                   + 0.5), 50)
         finally:
             s.stop()
+            if cpu:
+                cpu.close()
             if p and p.poll() is None:
                 os.kill(p.pid, signal.SIGTERM)
                 p.wait(10)
@@ -552,6 +587,7 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
         b1 = qcbench.cpu_times("0")
         bg = (b1[0] - b0[0]) / max(1, b1[1] - b0[1])
     srv = server(tb, site, kind, which, cal, prior, cal["qos_n"]).start()
+    cpu = ServerCpu(srv, kind) if kind.resource == "cpu" else None
     snaps = {}
     sampler = Sampler(tb, kind.resource, srv.pid)
     try:
@@ -566,15 +602,16 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
 
         def snap(key, at):
             time.sleep(max(0.0, at - time.time()))
+            if cpu:
+                snaps["cpu_" + key] = (time.time(), cpu.seconds())
             with contextlib.suppress(Exception):
-                snaps[key] = srv.counters()
-        timers = []
-        if which == "qosctl":
-            timers = [threading.Thread(target=snap, args=(k, t_probe + w),
-                                       daemon=True)
-                      for k, w in (("w0", win[0]), ("w1", win[1]))]
-            for t in timers:
-                t.start()
+                if which == "qosctl":
+                    snaps[key] = srv.counters()
+        timers = [threading.Thread(target=snap, args=(k, t_probe + w),
+                                   daemon=True)
+                  for k, w in (("w0", win[0] + 1), ("w1", win[1]))]
+        for t in timers:
+            t.start()
         t0, reps = run_load(tb, srv.port, kind.uri, segs, timeout)
         probes = probe_results(probe, end + timeout + 30)
         for t in timers:
@@ -586,7 +623,13 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
     finally:
         sampler.halt.set()
         srv.cleanup()
+        if cpu:
+            cpu.close()
     ws, we = t0 + win[0], t0 + win[1]
+    own = None
+    if "cpu_w0" in snaps and "cpu_w1" in snaps:
+        (ta, ca), (tb_, cb) = snaps["cpu_w0"], snaps["cpu_w1"]
+        own = (cb - ca) / max(1e-3, tb_ - ta)
     inside = [i for i, s in enumerate(segs) if win[0] <= s[0] < win[1]]
     over_reps = sum_reports([reps[i] for i in inside],
                             [segs[i] for i in inside])
@@ -609,7 +652,7 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
     row = {"server": which, "qos_n": cal["qos_n"] if which == "modqos"
            else None,
            "offered": offered, "U_bg": bg,
-           "U_med": qcmetrics.percentile(us, 50),
+           "U_own": own, "U_med": qcmetrics.percentile(us, 50),
            "U_p95": qcmetrics.percentile(us, 95),
            "errors": over_reps["errors"],
            "err_share": over_reps["errors"] / offered if offered else None,
