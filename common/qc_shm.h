@@ -40,9 +40,11 @@ typedef struct {
     volatile apr_uint64_t bytes;        /* body bytes of those */
     volatile apr_uint64_t level_responses[QC_MAX_TREES + 1]; /* by tree */
     volatile apr_uint64_t level_bytes[QC_MAX_TREES + 1];
-    /* Requests decided on, by bucket of their client's hash N (QC_BUCKETS
-     * in qc_level.h): how the load of a class spreads over its clients,
-     * so the controller can see when a few keys carry most of it. */
+    /* Requests decided on below the top level, by bucket of their
+     * client's hash N (QC_BUCKETS in qc_level.h): how the load of a class
+     * spreads over its clients, so the controller can see when a few
+     * keys carry most of it.  At full quality nothing is split and
+     * nothing is counted here. */
     volatile apr_uint64_t bucket_arrived[QC_BUCKETS];
 
     /* controller: buckets whose requests are split between the two

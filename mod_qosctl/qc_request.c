@@ -225,6 +225,7 @@ int qc_decide(request_rec *r)
     qc_class_shm_t *cs;
     qc_request_t *rq;
     request_rec *first;
+    apr_uint32_t m_fx;
     double n;
     unsigned bucket;
 
@@ -263,10 +264,19 @@ int qc_decide(request_rec *r)
         return DECLINED;
     }
     cs = &c->slot->cls[rq->cls];
-    n = qc_client_hash(r);
-    bucket = qc_hash_bucket(n);
-    apr_atomic_inc64(&cs->bucket_arrived[bucket]);
-    rq->level = qc_pick(r, c, cs, qc_level_fx(r, c, rq->cls), n, bucket);
+    m_fx = qc_level_fx(r, c, rq->cls);
+    if (m_fx >= c->top_fx) {
+        /* Full quality, the light-load case: no split, so neither the
+         * hash nor who the clients are is needed.  The controller learns
+         * the spread of the load from the first period below the top. */
+        rq->level = c->levels;
+    }
+    else {
+        n = qc_client_hash(r);
+        bucket = qc_hash_bucket(n);
+        apr_atomic_inc64(&cs->bucket_arrived[bucket]);
+        rq->level = qc_pick(r, c, cs, m_fx, n, bucket);
+    }
     qc_count_arrival(c, rq, rq->level);
     if (rq->level == 0) {
         rq->rejected = 1;

@@ -62,7 +62,8 @@ def test_below_one_rejects_request_by_request(server_factory):
 
 
 def test_bucket_counts_spread_over_many_clients(server_factory):
-    s = server_factory(TREES + "QosCtlFixedLevel 2\n"
+    # Below the top level: who the clients are matters only there.
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n"
                        "QosCtlExclude /sub\n").start()
     fetch_all(s, [("/x.txt", ip) for ip in addresses(640)])
     fetch_all(s, [("/sub/", "10.0.0.1")] * 5)
@@ -74,6 +75,16 @@ def test_bucket_counts_spread_over_many_clients(server_factory):
     # 640 clients over 64 buckets: about 10 each, none empty-handed.
     assert sum(1 for b in buckets if b) >= 56, buckets
     assert max(buckets) <= 40, buckets
+
+
+def test_full_quality_counts_no_buckets(server_factory):
+    """At the top level nothing is split: the light-load path neither
+    hashes the client nor counts it."""
+    s = server_factory(TREES + "QosCtlFixedLevel 2\n").start()
+    fetch_all(s, [("/x.txt", ip) for ip in addresses(64)])
+    basic = settled_counters(s, 64)["classes"]["basic"]
+    assert basic["arrived"] == 64
+    assert sum(basic["bucket_arrived"]) == 0
 
 
 def trees_of(server, ips):
