@@ -144,62 +144,77 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
     c->server = s;
 }
 
-apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s)
+/*
+ * The segment for n hosts: the one a previous configuration left on the
+ * process pool when it fits, else a new one.  A grown segment carries
+ * every host's counts over (old children still finishing requests keep
+ * writing into the old one).  A segment of another layout (a module
+ * upgrade over a graceful restart) is never read: its counts are lost.
+ */
+static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
+                                unsigned n)
 {
-    apr_pool_t *pproc = s->process->pool;
-    apr_shm_t *shm = NULL;
+    apr_shm_t *shm = NULL, *fresh;
     qc_shm_t *q = NULL, *old = NULL;
-    server_rec *v;
-    unsigned n = 0, capacity;
-    char *claimed;
+    unsigned capacity = n * 2 > QC_MIN_SLOTS ? n * 2 : QC_MIN_SLOTS;
     void *data = NULL;
 
-    for (v = s; v; v = v->next) {
-        n++;
-    }
-    capacity = n * 2 > QC_MIN_SLOTS ? n * 2 : QC_MIN_SLOTS;
     apr_pool_userdata_get(&data, QC_SHM_USERDATA, pproc);
     if (data) {
         shm = data;
         q = apr_shm_baseaddr_get(shm);
-        if (q->capacity < n) {
+        if (q->magic != QC_SHM_MAGIC || q->version != QC_SHM_VERSION
+            || apr_shm_size_get(shm) < QC_SHM_SIZE(q->capacity)) {
+            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                         "QosCtl: the shared segment has another layout "
+                         "(an upgrade); counts start again");
+            q = NULL;
+        }
+        else if (q->capacity < n) {
             old = q;
             q = NULL;
         }
     }
-    if (!q) {
-        apr_shm_t *fresh;
-
-        if (!(q = qc_shm_create(pproc, s, capacity, &fresh))) {
-            return APR_ENOMEM;
-        }
-        if (old) {
-            /* Carry every host's counts over; old children still
-             * finishing requests keep writing into the old segment. */
-            memcpy(q->slots, old->slots, old->capacity * sizeof(qc_slot_t));
-            /* Clients keep their trees across the move. */
-            q->secret = old->secret;
-            ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
-                         "QosCtl: %u virtual hosts outgrew the shared "
-                         "segment; counts of requests still finishing in "
-                         "old children are not carried over", n);
-            apr_shm_destroy(shm);
-        }
-        shm = fresh;
-        apr_pool_userdata_set(shm, QC_SHM_USERDATA, apr_pool_cleanup_null,
-                              pproc);
+    if (q) {
+        return q;
     }
+    if (!(q = qc_shm_create(pproc, s, capacity, &fresh))) {
+        return NULL;
+    }
+    if (old) {
+        memcpy(q->slots, old->slots, old->capacity * sizeof(qc_slot_t));
+        /* Clients keep their trees across the move. */
+        q->secret = old->secret;
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                     "QosCtl: %u virtual hosts outgrew the shared "
+                     "segment; counts of requests still finishing in "
+                     "old children are not carried over", n);
+    }
+    if (shm) {
+        apr_shm_destroy(shm);
+    }
+    apr_pool_userdata_set(fresh, QC_SHM_USERDATA, apr_pool_cleanup_null,
+                          pproc);
+    return q;
+}
 
-    claimed = apr_pcalloc(pconf, q->capacity);
+/* Every host of this configuration to its slot, kept by "host:port"
+ * across restarts; slots nobody claims are freed. */
+static void qc_shm_bind(apr_pool_t *pconf, qc_shm_t *q, server_rec *s,
+                        unsigned n)
+{
+    char *claimed = apr_pcalloc(pconf, q->capacity);
+    server_rec *v;
+    unsigned i;
+
     qc_rt.servers = apr_array_make(pconf, n, sizeof(qc_server_conf *));
     for (v = s; v; v = v->next) {
         qc_server_conf *c = qc_sconf(v);
         const char *key = qc_server_key(pconf, v);
         qc_slot_t *slot = qc_slot_find(q, key);
-        int dup = slot && claimed[slot - q->slots];
 
         qc_runtime_fill(c, v);
-        if (dup) {
+        if (slot && claimed[slot - q->slots]) {
             /* Two hosts with one name and port: keep them apart. */
             key = apr_psprintf(pconf, "%s#%u", key, (unsigned)
                                qc_rt.servers->nelts);
@@ -217,11 +232,26 @@ apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s)
         c->key = apr_pstrdup(pconf, slot->key);
         APR_ARRAY_PUSH(qc_rt.servers, qc_server_conf *) = c;
     }
-    for (n = 0; n < q->capacity; n++) {
-        if (!claimed[n]) {
-            q->slots[n].in_use = 0;
+    for (i = 0; i < q->capacity; i++) {
+        if (!claimed[i]) {
+            q->slots[i].in_use = 0;
         }
     }
+}
+
+apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s)
+{
+    qc_shm_t *q;
+    server_rec *v;
+    unsigned n = 0;
+
+    for (v = s; v; v = v->next) {
+        n++;
+    }
+    if (!(q = qc_shm_segment(s->process->pool, s, n))) {
+        return APR_ENOMEM;
+    }
+    qc_shm_bind(pconf, q, s, n);
     q->generation++;
     apr_atomic_set64(&q->config_time, (apr_uint64_t)apr_time_now());
     qc_rt.shm = q;

@@ -383,7 +383,8 @@ START_TEST(test_idle_input)
     ck_assert(memcmp(&rls, &before, sizeof(rls)) == 0);
     ck_assert(predict(&rls, 500.0, 1e6, 0.0) < 0.5);
     ck_assert_int_eq(upd(&rls, 500.0, 1e6, 0.0, 1.0), 1);
-    ck_assert(predict(&rls, 500.0, 1e6, 0.0) > predict(&before, 500.0, 1e6, 0.0));
+    ck_assert(predict(&rls, 500.0, 1e6, 0.0)
+              > predict(&before, 500.0, 1e6, 0.0));
 }
 END_TEST
 
