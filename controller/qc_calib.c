@@ -20,6 +20,11 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
     if (!(u_measured >= 0.0) || !isfinite(u_model) || !isfinite(d)) {
         return c->k;
     }
+    if (draining) {
+        /* The reading is earlier periods' work as much as this one's. */
+        c->saturated = u_measured < saturated_at ? 0 : c->saturated + 1;
+        return c->k;
+    }
     if (u_measured < saturated_at) {
         c->saturated = 0;
         if (u_model < QC_CALIB_MIN_LOAD) {
@@ -32,9 +37,6 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
         return c->k;
     }
     c->saturated++;
-    if (draining) {
-        return c->k;            /* the reading is earlier periods' work */
-    }
     if (u_model >= QC_CALIB_MIN_LOAD) {
         reading = (u_measured - d) / u_model;
         if (c->k < reading) {

@@ -46,9 +46,9 @@ void qc_calib_init(qc_calib_t *c);
 /*
  * One period.  u_measured: the sensor (< 0 unknown); u_model: the model
  * utilization of the requests decided in the period, uncalibrated;
- * d: the background the targets already charge; draining: work decided
- * in earlier periods is still queued (a saturated reading then says
- * nothing of this period's decisions: k stays); expected_over: the last
+ * d: the fitted background; draining: work decided in earlier periods
+ * was still queued in this one (the reading says as much of it as of
+ * this period's decisions: k stays); expected_over: the last
  * decisions were expected to exceed the bound (the loops are acting on
  * a saturation they know of: no search); saturated_at: the reading from
  * which the sensor is capped.  Returns the new k.

@@ -91,6 +91,8 @@ typedef struct {
     qc_calib_t calib;
     double backlog;             /* decided, not yet sent (periods of U) */
     double saturated_for;       /* seconds the resource has been */
+    int draining;               /* backlog left to drain, this period */
+    int drained;                /* ... and none left since this period */
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */
     unsigned low_queued;        /* periods: resource low, queues full */

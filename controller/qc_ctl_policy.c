@@ -19,6 +19,11 @@
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
 
+/* Periods over which best effort drains a backlog: held at the bound it
+ * would drain at the resource's spare 10% (a 2 s backlog after a step to
+ * 3x: 20 s of queueing, and clients time out). */
+#define QC_CTL_DRAIN_PERIODS 3.0
+
 /* Decided load the loops expected to exceed the bound, relative. */
 #define QC_CTL_EXPECTED 1.05
 
@@ -190,7 +195,8 @@ static int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
  * if it was lower already) unless the measurement says the bound is
  * reached.  Rejection is for when the cheapest tree cannot carry the
  * load, and that shows as a measured utilization at the bound.  Nor
- * where rejecting does not help (helps == 0): back to the lowest tree.
+ * where rejecting does not help (helps == 0: qc_reject_helps): back to
+ * the lowest tree.
  */
 static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
                                      double before, double lowest,
@@ -224,9 +230,15 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     *u1 += u[1];
 }
 
-static int qc_reject_helps(double u0, double u1)
+/* Does rejecting help a loop holding `target`?  Only where the lowest
+ * tree, at its calibrated cost, cannot carry the load at the target
+ * (while the resource works off an overload its reading says nothing of
+ * that), and where a 503 costs well under a page. */
+static int qc_reject_helps(const qc_ctl_t *ctl, double u0, double u1,
+                           double target)
 {
-    return !(u1 > 0.0) || u0 < QC_REJECT_SAVES * u1;
+    return !(u1 > 0.0)
+           || (ctl->calib.k * u1 > target && u0 < QC_REJECT_SAVES * u1);
 }
 
 /*
@@ -373,7 +385,7 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
 static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double m_b = qc_pi_output(&ctl->be), m_ff;
+    double m_b = qc_pi_output(&ctl->be), m_ff, target;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->u_measured >= QC_PI_SATURATED;
     qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0 };
@@ -382,20 +394,32 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
                                            sum.u_guaranteed);
+    /* Work still queued from an overload is drained within a few
+     * periods, below the bound, not at the spare capacity the bound
+     * leaves. */
+    target = ctl->be_target;
+    if (ctl->draining) {
+        target -= ctl->backlog / QC_CTL_DRAIN_PERIODS;
+        target = target > 0.0 ? target : 0.0;
+    }
     if (sum.gain <= 0.0) {
         sum.gain = QC_PI_GAIN_MIN;
     }
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
-                        ctl->be_target + sum.u_guaranteed);
-    if (!qc_ctl_jump(ctl, &ctl->be, ctl->be_target, sum.u, m_ff, lowest,
-                     1)) {
+                        target + sum.u_guaranteed);
+    if (ctl->drained && !saturated) {
+        /* The backlog is gone: back at once to the level for the bound,
+         * not up the PI's slope from the drain's level. */
+        qc_pi_restart(&ctl->be, m_ff);
+    }
+    else if (!qc_ctl_jump(ctl, &ctl->be, target, sum.u, m_ff, lowest, 1)) {
         /* On a saturated resource best effort only goes down. */
-        qc_pi_step(&ctl->be, ctl->be_target, sum.u, sum.gain, cfg->period,
+        qc_pi_step(&ctl->be, target, sum.u, sum.gain, cfg->period,
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
     }
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
-                             qc_reject_helps(sum.u0, sum.u1));
+                             qc_reject_helps(ctl, sum.u0, sum.u1, target));
     return qc_pi_output(&ctl->be);
 }
 
@@ -417,7 +441,7 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     }
     qc_reject_saving(ctl, cl, vs->levels, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
-                             qc_reject_helps(u0, u1));
+                             qc_reject_helps(ctl, u0, u1, cl->u_target));
     return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
 }
 
@@ -515,8 +539,11 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
     draining = qc_update_backlog(ctl, u_model);
+    ctl->drained = ctl->draining && !draining;
+    ctl->draining = draining;
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    draining, expected_over, QC_PI_SATURATED);
+                    draining || ctl->drained, expected_over,
+                    QC_PI_SATURATED);
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }

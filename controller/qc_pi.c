@@ -255,6 +255,13 @@ void qc_pi_hold_floor(qc_pi_t *pi, double floor)
     }
 }
 
+void qc_pi_restart(qc_pi_t *pi, double m)
+{
+    pi->m = qc_clampd(m, 0.0, pi->m_max);
+    pi->primed = 0;
+    pi->jumped = 1;
+}
+
 double qc_pi_output(const qc_pi_t *pi)
 {
     return pi->m;

@@ -153,6 +153,13 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
  */
 void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 
+/*
+ * Move the output to m (within [0, M]) and restart the loop there, with
+ * no proportional kick from the error before: the caller knows the
+ * level its set point needs better than the PI's path does.
+ */
+void qc_pi_restart(qc_pi_t *pi, double m);
+
 /* Current output. */
 double qc_pi_output(const qc_pi_t *pi);
 
