@@ -219,6 +219,10 @@ static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
  */
 #define QC_REJECT_SAVES 0.5
 
+/* The fit has measured a tree's cost once its uncertainty is below this
+ * share of the prior's (qc_rls_a_uncertainty). */
+#define QC_MEASURED 0.2
+
 static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                              unsigned levels, double *u0, double *u1)
 {
@@ -227,17 +231,27 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     qc_pi_level_utils(ctl->model.a_tree, ctl->model.b, ctl->model.c, cl->r,
                       cl->xbar, levels, u);
     *u0 += u[0];
-    *u1 += u[1];
+    /* A lowest tree whose cost the fit has not measured yet carries
+     * everything, as far as rejecting is concerned: serving from it is
+     * how its cost gets measured (a prior 10x high once rejected every
+     * request of a site whose snapshots cost next to nothing). */
+    if (cl->r > 0.0
+        && qc_rls_a_uncertainty(&ctl->rls, levels - 1) > QC_MEASURED) {
+        *u1 -= 1e9;
+    }
+    else {
+        *u1 += u[1];
+    }
 }
 
 /* Does rejecting help a loop holding `target`?  Only where the lowest
- * tree, at its calibrated cost, cannot carry the load at the target
- * (while the resource works off an overload its reading says nothing of
- * that), and where a 503 costs well under a page. */
+ * tree, at its measured and calibrated cost, cannot carry the load at
+ * the target, and where a 503 costs well under a page.  (No traffic:
+ * nothing to decide, the PI's own rules hold.) */
 static int qc_reject_helps(const qc_ctl_t *ctl, double u0, double u1,
                            double target)
 {
-    return !(u1 > 0.0)
+    return u1 == 0.0
            || (ctl->calib.k * u1 > target && u0 < QC_REJECT_SAVES * u1);
 }
 
