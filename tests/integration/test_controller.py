@@ -244,6 +244,34 @@ def test_controller_reads_the_accept_queue(apache):
     assert wait_for(lambda: last_queued(a) == 0)
 
 
+def test_wrong_resource_is_said(apache):
+    """QosCtlResource names the CPU, but what is full is elsewhere (here:
+    the one worker, held): the CPU stays low while connections pile up
+    in the accept queue, and the error log says so (the status page too,
+    but it needs the worker this test holds)."""
+    a = apache("QosCtlLog qosctl.tsv\n", mpm="prefork", mpm_conf=(
+        "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
+        "ServerLimit 1\nMaxRequestWorkers 1\n"))
+    assert wait_for(lambda: last_queued(a) == 0)
+    held = socket.create_connection((a.addr, a.port), 5)
+    waiting = []
+    try:
+        held.sendall(b"GET /x.txt HTTP/1.1\r\nHost: localhost\r\n")
+        time.sleep(0.5)
+        for _ in range(24):
+            waiting.append(socket.create_connection((a.addr, a.port), 5))
+            waiting[-1].sendall(b"GET /x.txt HTTP/1.0\r\n\r\n")
+        said = wait_for(lambda: "probably another resource" in a.log(),
+                        limit=20, step=0.1)
+    finally:
+        held.close()
+        for s in waiting:
+            s.close()
+    assert said, a.log()[-2000:]
+    assert wait_for(lambda: "agree again" in a.log(), limit=20, step=0.1)
+    assert "wrong-resource" not in a.status_json()["warnings"]
+
+
 PROM_SAMPLE = re.compile(
     r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*"'
     r'(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\])*")*)?\})? '
