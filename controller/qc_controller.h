@@ -93,6 +93,7 @@ typedef struct {
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */
+    double prev_u_model;        /* last period's decided model load */
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */
     unsigned low_queued;        /* periods: resource low, queues full */

@@ -55,13 +55,14 @@ static unsigned qc_min_levels(qc_ctl_t *ctl)
     return m ? m : 1;
 }
 
-/* Did a rate change by half or more since the last period? */
-static int qc_jumped(double now, double prev)
+/* Did a quantity change by half or more since the last period, at or
+ * above `least` (below it, noise)? */
+static int qc_jumped(double now, double prev, double least)
 {
     double hi = now > prev ? now : prev;
 
     return hi > 0.0 && (now > prev ? now - prev : prev - now) >= 0.5 * hi
-           && hi >= 1.0;
+           && hi >= least;
 }
 
 void qc_ctl_update_model(qc_ctl_t *ctl)
@@ -94,9 +95,9 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     if (u >= 0.0 && (u >= QC_PI_SATURATED
                      || ((ctl->prev_u < QC_PI_SATURATED
                           || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
-                         && !qc_jumped(x.w, ctl->prev_w)
-                         && !qc_jumped(served, ctl->prev_served)
-                         && !qc_jumped(x.r_rej, ctl->prev_rej)))) {
+                         && !qc_jumped(x.w, ctl->prev_w, 1.0)
+                         && !qc_jumped(served, ctl->prev_served, 1.0)
+                         && !qc_jumped(x.r_rej, ctl->prev_rej, 1.0)))) {
         qc_rls_update(&ctl->rls, &x, u);
     }
     ctl->prev_w = x.w;
@@ -185,6 +186,9 @@ static int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
     if (saturated && !counted
         && !(first_ok && ctl->prev_u < QC_PI_SATURATED)) {
         return 0;
+    }
+    if (saturated && m_ff > m) {
+        return 0;               /* a full resource is never a reason up */
     }
     return qc_pi_jump(pi, target, u, m_ff < lo ? lo : m_ff, counted);
 }
@@ -555,9 +559,14 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     draining = qc_update_backlog(ctl, u_model);
     ctl->drained = ctl->draining && !draining;
     ctl->draining = draining;
+    /* A period whose decided load jumped (a step) is read by a sensor
+     * that still lags it: such a reading says nothing of the scale. */
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    draining || ctl->drained, expected_over,
-                    QC_PI_SATURATED);
+                    draining || ctl->drained
+                    || qc_jumped(u_model, ctl->prev_u_model,
+                                 QC_CALIB_MIN_LOAD),
+                    expected_over, QC_PI_SATURATED);
+    ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
