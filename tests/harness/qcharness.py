@@ -56,6 +56,36 @@ def run_user():
     return None
 
 
+def stop_process(proc, sig, timeout=30):
+    """Stop a server we started: `sig` to it, SIGKILL to its process group
+    if it is still there after `timeout` s; returns its exit status (None
+    if it was never started)."""
+    if not proc:
+        return None
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    _live.pop(proc.pid, None)
+    return proc.returncode
+
+
+def wait_for(pred, limit=10.0, step=0.02):
+    """Poll pred() until it returns a true value (bounded); return it."""
+    deadline = time.time() + limit
+    while True:
+        v = pred()
+        if v or time.time() > deadline:
+            return v
+        time.sleep(step)
+
+
 class Apache:
     """A private httpd: own ServerRoot, high port, our module loaded."""
 
@@ -203,21 +233,7 @@ class Apache:
 
     def stop(self, timeout=30):
         """Stop (SIGTERM to the parent, as apachectl -k stop does)."""
-        if not self.proc:
-            return None
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        _live.pop(self.proc.pid, None)
-        rc = self.proc.returncode
-        return rc
+        return stop_process(self.proc, signal.SIGTERM, timeout)
 
     def cleanup(self):
         self.stop()
@@ -457,20 +473,7 @@ class PhpFpm:
 
     def stop(self, timeout=30):
         """SIGQUIT: php-fpm's graceful stop; SIGKILL to its group if stuck."""
-        if not self.proc:
-            return None
-        if self.proc.poll() is None:
-            try:
-                os.kill(self.proc.pid, signal.SIGQUIT)
-            except ProcessLookupError:
-                pass
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
-        _live.pop(self.proc.pid, None)
-        return self.proc.returncode
+        return stop_process(self.proc, signal.SIGQUIT, timeout)
 
     def cleanup(self):
         self.stop()

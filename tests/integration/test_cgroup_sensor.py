@@ -34,13 +34,7 @@ def cgroup2_mount():
 
 
 def wait_for(pred, limit=15.0, step=0.05):
-    """Poll pred() until it returns a true value (bounded); return it."""
-    deadline = time.time() + limit
-    while True:
-        v = pred()
-        if v or time.time() > deadline:
-            return v
-        time.sleep(step)
+    return qcharness.wait_for(pred, limit, step)
 
 
 @pytest.fixture

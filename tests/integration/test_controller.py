@@ -8,6 +8,7 @@ lowered, utilization near the bound, no failed request, no process
 left); timings are measured and printed, never asserted.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -29,14 +30,7 @@ BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
         "</Location>\n" % T)
 
 
-def wait_for(pred, limit=10.0, step=0.02):
-    """Poll pred() until it returns a true value (bounded); return it."""
-    deadline = time.time() + limit
-    while True:
-        v = pred()
-        if v or time.time() > deadline:
-            return v
-        time.sleep(step)
+wait_for = qcharness.wait_for
 
 
 def alive(pid):
@@ -217,6 +211,34 @@ def last_queued(a):
     return int(rows[-1].split("\t")[rows[0].split("\t").index("queued")])
 
 
+def one_worker(apache, extra=""):
+    """A prefork server with one worker, logging every period."""
+    return apache("QosCtlLog qosctl.tsv\n" + extra, mpm="prefork",
+                  mpm_conf=(
+        "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
+        "ServerLimit 1\nMaxRequestWorkers 1\n"))
+
+
+@contextlib.contextmanager
+def held_worker(a, waiting):
+    """Hold the one worker with a request that never ends, and queue
+    `waiting` more connections, with their requests, behind it (httpd's
+    AcceptFilter defers a connection until data comes)."""
+    held = socket.create_connection((a.addr, a.port), 5)
+    conns = []
+    try:
+        held.sendall(b"GET /x.txt HTTP/1.1\r\nHost: localhost\r\n")
+        time.sleep(0.5)
+        for _ in range(waiting):
+            conns.append(socket.create_connection((a.addr, a.port), 5))
+            conns[-1].sendall(b"GET /x.txt HTTP/1.0\r\n\r\n")
+        yield
+    finally:
+        held.close()
+        for s in conns:
+            s.close()
+
+
 def test_controller_reads_the_accept_queue(apache):
     """Connections httpd has not accepted yet are arrivals the counters
     miss.  With the one worker of a prefork server held by a client that
@@ -224,49 +246,24 @@ def test_controller_reads_the_accept_queue(apache):
     requests wait in the listen queue (with their requests: httpd's
     AcceptFilter defers a connection until data comes): the controller
     must count them, and see them go once served."""
-    a = apache("QosCtlLog qosctl.tsv\n", mpm="prefork", mpm_conf=(
-        "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
-        "ServerLimit 1\nMaxRequestWorkers 1\n"))
+    a = one_worker(apache)
     assert wait_for(lambda: last_queued(a) == 0)
-    held = socket.create_connection((a.addr, a.port), 5)
-    waiting = []
-    try:
-        held.sendall(b"GET /x.txt HTTP/1.1\r\nHost: localhost\r\n")
-        time.sleep(0.5)
-        for _ in range(5):
-            waiting.append(socket.create_connection((a.addr, a.port), 5))
-            waiting[-1].sendall(b"GET /x.txt HTTP/1.0\r\n\r\n")
+    with held_worker(a, 5):
         assert wait_for(lambda: last_queued(a) == 5)
-    finally:
-        held.close()
-        for s in waiting:
-            s.close()
     assert wait_for(lambda: last_queued(a) == 0)
 
 
 def test_wrong_resource_is_said(apache):
-    """QosCtlResource names the CPU, but what is full is elsewhere (here:
-    the one worker, held): the CPU stays low while connections pile up
-    in the accept queue, and the error log says so (the status page too,
-    but it needs the worker this test holds)."""
-    a = apache("QosCtlLog qosctl.tsv\n", mpm="prefork", mpm_conf=(
-        "StartServers 1\nMinSpareServers 1\nMaxSpareServers 1\n"
-        "ServerLimit 1\nMaxRequestWorkers 1\n"))
+    """QosCtlResource names a resource that stays low (loopback's bytes
+    over 100 Gbit/s: whatever else the machine does) while what is full
+    is elsewhere (here: the one worker, held) and connections pile up in
+    the accept queue: the error log says so (the status page too, but it
+    needs the worker this test holds)."""
+    a = one_worker(apache, "QosCtlResource link lo 100G\n")
     assert wait_for(lambda: last_queued(a) == 0)
-    held = socket.create_connection((a.addr, a.port), 5)
-    waiting = []
-    try:
-        held.sendall(b"GET /x.txt HTTP/1.1\r\nHost: localhost\r\n")
-        time.sleep(0.5)
-        for _ in range(24):
-            waiting.append(socket.create_connection((a.addr, a.port), 5))
-            waiting[-1].sendall(b"GET /x.txt HTTP/1.0\r\n\r\n")
+    with held_worker(a, 24):
         said = wait_for(lambda: "probably another resource" in a.log(),
                         limit=20, step=0.1)
-    finally:
-        held.close()
-        for s in waiting:
-            s.close()
     assert said, a.log()[-2000:]
     assert wait_for(lambda: "agree again" in a.log(), limit=20, step=0.1)
     assert "wrong-resource" not in a.status_json()["warnings"]
