@@ -250,13 +250,19 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 
 /* Does rejecting help a loop holding `target`?  Only where the lowest
  * tree, at its measured and calibrated cost, cannot carry the load at
- * the target, and where a 503 costs well under a page.  (No traffic:
- * nothing to decide, the PI's own rules hold.) */
+ * the target; where the fit's own cost of it, uncalibrated, exceeds
+ * `own`, the share the requests keep whatever else loads the resource
+ * (half the bound for best effort: qc_target_background), so that a
+ * load the calibration cannot tell from theirs (another job's, with no
+ * idle period to learn it from) never has a light load refused; and
+ * where a 503 costs well under a page.  (No traffic: nothing to decide,
+ * the PI's own rules hold.) */
 static int qc_reject_helps(const qc_ctl_t *ctl, double u0, double u1,
-                           double target)
+                           double target, double own)
 {
     return u1 == 0.0
-           || (ctl->calib.k * u1 > target && u0 < QC_REJECT_SAVES * u1);
+           || (ctl->calib.k * u1 > target && u1 > own
+               && u0 < QC_REJECT_SAVES * u1);
 }
 
 /*
@@ -437,7 +443,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
     }
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
-                             qc_reject_helps(ctl, sum.u0, sum.u1, target));
+                             qc_reject_helps(ctl, sum.u0, sum.u1, target,
+                                             0.5 * cfg->bound));
     return qc_pi_output(&ctl->be);
 }
 
@@ -459,7 +466,8 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     }
     qc_reject_saving(ctl, cl, vs->levels, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
-                             qc_reject_helps(ctl, u0, u1, cl->u_target));
+                             qc_reject_helps(ctl, u0, u1, cl->u_target,
+                                             cl->u_target));
     return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
 }
 

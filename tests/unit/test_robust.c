@@ -285,6 +285,32 @@ START_TEST(test_no_rejection_that_relieves_nothing)
 }
 END_TEST
 
+/* A job that takes the CPU while the site has light traffic, with no
+ * idle period for the fit to learn it from: the calibration reads it as
+ * the requests' cost, but a light load is never refused for it (after
+ * an overload that had the snapshots' cost measured). */
+START_TEST(test_light_load_under_a_hog_is_served)
+{
+    rig_t g;
+    cpu_plant_t pl = { 400.0, 0.0, 23, 2e-3 };
+    int period;
+
+    rig_init(&g, COST_FULL, 0.6);
+    for (period = 0; period < 70; period++) {
+        double u;
+
+        pl.r = period < 20 ? 250.0 : 20.0;
+        pl.background = period < 30 ? 0.0 : 0.95;
+        u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        if (period >= 25) {
+            ck_assert_msg(rig_level(&g) >= 1.0 - 1e-6, "period %d: m %.3f",
+                          period, rig_level(&g));
+        }
+    }
+}
+END_TEST
+
 /* A lone best-effort host gets the whole bound, whatever idle hosts
  * stand beside it. */
 START_TEST(test_idle_host_takes_nothing)
@@ -430,6 +456,7 @@ int main(void)
     tcase_add_test(tc, test_light_load_high_prior_recovers);
     tcase_add_test(tc, test_background_load_not_shed);
     tcase_add_test(tc, test_no_rejection_that_relieves_nothing);
+    tcase_add_test(tc, test_light_load_under_a_hog_is_served);
     tcase_add_test(tc, test_idle_host_takes_nothing);
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
