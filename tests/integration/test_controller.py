@@ -419,7 +419,7 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
                                           port=sport, addr="127.0.0.1")[2])
         # 3x what the link carries at full quality (~190 replies/s),
         # from 40 client addresses so the hash can split them.
-        rate, seconds = 570, 16
+        rate, seconds = 570, 24
         result = {}
         load = threading.Thread(target=lambda: result.update(
             qcharness.httperf_clients(tb.server_addr, a.port, "/img.bin",
