@@ -86,7 +86,25 @@ def wait_for(pred, limit=10.0, step=0.02):
         time.sleep(step)
 
 
-class Apache:
+class _Server:
+    """What every private server the harness starts shares: a context
+    manager that starts and cleans up, and its error log."""
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+    def log(self):
+        try:
+            with open(self.error_log, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+
+class Apache(_Server):
     """A private httpd: own ServerRoot, high port, our module loaded."""
 
     def __init__(self, docroot=None, mpm="event", extra="", modules=(),
@@ -240,20 +258,9 @@ class Apache:
         if not self.keep_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.cleanup()
 
     # -- inspection --------------------------------------------------------
 
-    def log(self):
-        try:
-            with open(self.error_log, errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
 
     def url(self, path, port=None):
         return "http://%s:%d%s" % (self.addr, port or self.port, path)
@@ -405,7 +412,7 @@ def php_fpm_binary():
     return None
 
 
-class PhpFpm:
+class PhpFpm(_Server):
     """A private php-fpm: one pool, pm = static, on a unix socket in a
     temporary directory, running as the user who starts it; its access
     log has one line per request PHP served.  Started in the foreground
@@ -479,18 +486,7 @@ class PhpFpm:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def __enter__(self):
-        return self.start()
 
-    def __exit__(self, *exc):
-        self.cleanup()
-
-    def log(self):
-        try:
-            with open(self.error_log, errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
 
     def requests(self):
         """Requests PHP has served so far (lines of the access log)."""
