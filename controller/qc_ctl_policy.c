@@ -71,7 +71,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     qc_rls_sample_t x;
     double served = 0.0, u = ctl->u_measured;
     unsigned i, j;
-    int k;
+    int k, fresh;
 
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
@@ -88,16 +88,20 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
             x.r_rej += cl->r_rej;
         }
     }
-    /* A saturated period is censored by the fit itself.  Otherwise,
+    /* A saturated reading bounds the load of the period's own requests
+     * from below only if nothing was queued when it began: after a
+     * saturated period it is the backlog's as much as theirs (periods
+     * with no arrivals at all read 0.99 and taught the background d the
+     * whole link).  The fit censors the ones it keeps.  Otherwise,
      * right after a jump of the load and in the period after a
      * saturated one with work left to drain, the sensor still sees old
      * load: such a period would teach the model the lag, not the costs. */
-    if (u >= 0.0 && (u >= QC_PI_SATURATED
-                     || ((ctl->prev_u < QC_PI_SATURATED
-                          || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
-                         && !qc_jumped(x.w, ctl->prev_w, 1.0)
-                         && !qc_jumped(served, ctl->prev_served, 1.0)
-                         && !qc_jumped(x.r_rej, ctl->prev_rej, 1.0)))) {
+    fresh = ctl->prev_u < QC_PI_SATURATED;
+    if (u >= 0.0 && (u >= QC_PI_SATURATED ? fresh
+                     : ((fresh || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
+                        && !qc_jumped(x.w, ctl->prev_w, 1.0)
+                        && !qc_jumped(served, ctl->prev_served, 1.0)
+                        && !qc_jumped(x.r_rej, ctl->prev_rej, 1.0)))) {
         qc_rls_update(&ctl->rls, &x, u);
     }
     ctl->prev_w = x.w;
@@ -565,7 +569,12 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
     draining = qc_update_backlog(ctl, u_model);
-    ctl->drained = ctl->draining && !draining;
+    /* The drain ended this period, or earlier and the resource has read
+     * saturated since (the last of a backlog reads just over the mark):
+     * the first unsaturated period restarts best effort. */
+    ctl->drained = !draining
+                   && (ctl->draining
+                       || (ctl->drained && ctl->prev_u >= QC_PI_SATURATED));
     ctl->draining = draining;
     /* A period whose decided load jumped (a step) is read by a sensor
      * that still lags it: such a reading says nothing of the scale. */
