@@ -12,16 +12,15 @@ void qc_calib_init(qc_calib_t *c)
 }
 
 double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
-                       double d, int draining, int expected_over,
+                       double d, int reading, int expected_over,
                        double saturated_at)
 {
-    double reading;
+    double ratio;
 
     if (!(u_measured >= 0.0) || !isfinite(u_model) || !isfinite(d)) {
         return c->k;
     }
-    if (draining) {
-        /* The reading is earlier periods' work as much as this one's. */
+    if (reading == QC_CALIB_OLD) {
         c->saturated = u_measured < saturated_at ? 0 : c->saturated + 1;
         return c->k;
     }
@@ -30,17 +29,24 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
         if (u_model < QC_CALIB_MIN_LOAD) {
             return c->k;
         }
-        reading = qc_clampd((u_measured - d) / u_model,
-                            QC_CALIB_MIN, QC_CALIB_MAX);
-        c->k = exp((1.0 - QC_CALIB_WEIGHT) * log(c->k)
-                   + QC_CALIB_WEIGHT * log(reading));
+        ratio = qc_clampd((u_measured - d) / u_model,
+                          QC_CALIB_MIN, QC_CALIB_MAX);
+        if (reading == QC_CALIB_RISING) {
+            /* Part of the period ran before the rise: the load is more
+             * than the reading says, never less. */
+            c->k = ratio > c->k ? ratio : c->k;
+        }
+        else {
+            c->k = exp((1.0 - QC_CALIB_WEIGHT) * log(c->k)
+                       + QC_CALIB_WEIGHT * log(ratio));
+        }
         return c->k;
     }
     c->saturated++;
     if (u_model >= QC_CALIB_MIN_LOAD) {
-        reading = (u_measured - d) / u_model;
-        if (c->k < reading) {
-            c->k = reading;
+        ratio = (u_measured - d) / u_model;
+        if (c->k < ratio) {
+            c->k = ratio;
         }
     }
     if (c->saturated >= 2 && !expected_over) {

@@ -43,18 +43,21 @@ typedef struct {
 
 void qc_calib_init(qc_calib_t *c);
 
+/* Whose load a reading shows (qc_calib_update's `reading`). */
+#define QC_CALIB_OWN 0          /* this period's decisions' */
+#define QC_CALIB_OLD 1          /* earlier work's as much (a drain): k stays */
+#define QC_CALIB_RISING 2       /* a rise the sensor lags: a lower bound */
+
 /*
  * One period.  u_measured: the sensor (< 0 unknown); u_model: the model
  * utilization of the requests decided in the period, uncalibrated;
- * d: the fitted background; draining: work decided in earlier periods
- * was still queued in this one (the reading says as much of it as of
- * this period's decisions: k stays); expected_over: the last
- * decisions were expected to exceed the bound (the loops are acting on
- * a saturation they know of: no search); saturated_at: the reading from
- * which the sensor is capped.  Returns the new k.
+ * d: the fitted background; reading: QC_CALIB_*; expected_over: the
+ * last decisions were expected to exceed the bound (the loops are
+ * acting on a saturation they know of: no search); saturated_at: the
+ * reading from which the sensor is capped.  Returns the new k.
  */
 double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
-                       double d, int draining, int expected_over,
+                       double d, int reading, int expected_over,
                        double saturated_at);
 
 #endif /* QC_CALIB_H */

@@ -90,9 +90,12 @@ typedef struct {
     double be_target;
     qc_calib_t calib;
     double backlog;             /* decided, not yet sent (periods of U) */
+    double excess;              /* last period's, if it was unsaturated */
+    double k_unsaturated;       /* calibration before the saturation */
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */
+    int restart;                /* drained, and not restarted since */
     double prev_u_model;        /* last period's decided model load */
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */

@@ -18,6 +18,8 @@
  * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
+/* Saturated periods in a row after which best effort degrades fully. */
+#define QC_CTL_VALVE_PERIODS 2
 
 /* Periods over which best effort drains a backlog: held at the bound it
  * would drain at the resource's spare 10% (a 2 s backlog after a step to
@@ -92,12 +94,17 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * from below only if nothing was queued when it began: after a
      * saturated period it is the backlog's as much as theirs (periods
      * with no arrivals at all read 0.99 and taught the background d the
-     * whole link).  The fit censors the ones it keeps.  Otherwise,
+     * whole link).  Past the longest drain, a saturation that persists
+     * is the requests' own (the lowest tree's cost must be learnt then,
+     * or a load it cannot carry is never refused), if there are any.
+     * The fit censors the ones it keeps.  Otherwise,
      * right after a jump of the load and in the period after a
      * saturated one with work left to drain, the sensor still sees old
      * load: such a period would teach the model the lag, not the costs. */
     fresh = ctl->prev_u < QC_PI_SATURATED;
-    if (u >= 0.0 && (u >= QC_PI_SATURATED ? fresh
+    if (u >= 0.0 && (u >= QC_PI_SATURATED
+                     ? fresh || (ctl->saturated_for > QC_CTL_DRAIN_SECONDS
+                                 && served > 0.0)
                      : ((fresh || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
                         && !qc_jumped(x.w, ctl->prev_w, 1.0)
                         && !qc_jumped(served, ctl->prev_served, 1.0)
@@ -436,10 +443,22 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
                         target + sum.u_guaranteed);
-    if (ctl->drained && !saturated) {
+    if (ctl->restart && !saturated) {
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
         qc_pi_restart(&ctl->be, m_ff);
+        ctl->restart = 0;
+    }
+    else if (saturated && !ctl->draining
+             && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS
+             && m_b > lowest) {
+        /* Saturated with nothing left to drain although the levels were
+         * the model's: it is off by a factor the search (qc_calib.h)
+         * would take periods to find, while the queue grows.  Everyone
+         * goes to the lowest tree until the sensor reads unsaturated,
+         * then restarts where the model calibrated on that says. */
+        qc_pi_restart(&ctl->be, lowest);
+        ctl->restart = 1;
     }
     else if (!qc_ctl_jump(ctl, &ctl->be, target, sum.u, m_ff, lowest, 1)) {
         /* On a saturated resource best effort only goes down. */
@@ -479,21 +498,34 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
  * Work decided in earlier periods that the resource has yet to do: the
  * calibrated model of what was decided beyond what the sensor saw,
  * accumulated while saturated (an unsaturated resource has none
- * waiting).  Uses the calibration in force when the work was decided.
- * Returns nonzero while some is left, for at most QC_CTL_DRAIN_SECONDS
- * of saturation.
+ * waiting).  A step of load mostly comes in the middle of a period,
+ * which then reads unsaturated on average although it left work
+ * queued: its excess counts if the next period reads saturated.  The
+ * calibration is the one in force before the saturation: the search
+ * (qc_calib.h) raises k because the model falls short of the load, and
+ * with that k every period's decisions would look like new backlog,
+ * which would stop the search as a drain.  Returns nonzero while some
+ * is left, for at most QC_CTL_DRAIN_SECONDS of saturation.
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
+    double excess;
+
+    if (ctl->u_measured >= 0.0 && ctl->u_measured < QC_PI_SATURATED) {
+        ctl->k_unsaturated = ctl->calib.k;
+    }
+    excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated : ctl->calib.k)
+             * u_model + ctl->model.d - ctl->u_measured;
     if (ctl->u_measured >= 0.0) {
         if (ctl->u_measured < QC_PI_SATURATED) {
             ctl->backlog = 0.0;
             ctl->saturated_for = 0.0;
+            ctl->excess = excess > 0.0 ? excess : 0.0;
         }
         else {
             ctl->saturated_for += ctl->cfg->period;
-            ctl->backlog += ctl->calib.k * u_model + ctl->model.d
-                            - ctl->u_measured;
+            ctl->backlog += ctl->excess + excess;
+            ctl->excess = 0.0;
             if (ctl->backlog < 0.0) {
                 ctl->backlog = 0.0;
             }
@@ -569,19 +601,20 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
     draining = qc_update_backlog(ctl, u_model);
-    /* The drain ended this period, or earlier and the resource has read
-     * saturated since (the last of a backlog reads just over the mark):
-     * the first unsaturated period restarts best effort. */
-    ctl->drained = !draining
-                   && (ctl->draining
-                       || (ctl->drained && ctl->prev_u >= QC_PI_SATURATED));
+    ctl->drained = ctl->draining && !draining;
+    /* The last of a backlog may read just over the saturation mark: the
+     * restart waits for the first unsaturated period after the drain. */
+    ctl->restart = !draining && (ctl->drained || ctl->restart);
     ctl->draining = draining;
     /* A period whose decided load jumped (a step) is read by a sensor
-     * that still lags it: such a reading says nothing of the scale. */
+     * that still lags it: a fall says nothing of the scale, a rise
+     * bounds it from below. */
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    draining || ctl->drained
-                    || qc_jumped(u_model, ctl->prev_u_model,
-                                 QC_CALIB_MIN_LOAD),
+                    draining || ctl->drained ? QC_CALIB_OLD
+                    : !qc_jumped(u_model, ctl->prev_u_model,
+                                 QC_CALIB_MIN_LOAD) ? QC_CALIB_OWN
+                    : u_model > ctl->prev_u_model ? QC_CALIB_RISING
+                    : QC_CALIB_OLD,
                     expected_over, QC_PI_SATURATED);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {

@@ -4,7 +4,8 @@
 
 #include "qc_spread.h"
 
-apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts)
+apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
+                              int counted)
 {
     double total = 0.0, fair;
     apr_uint64_t mask = 0;
@@ -20,6 +21,10 @@ apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts)
         total += sp->h[b];
     }
     sp->primed = 1;
+    if (!counted) {
+        sp->mask = QC_SPREAD_ALL;
+        return sp->mask;
+    }
     if (total < QC_SPREAD_MIN_COUNT) {
         return sp->mask;
     }

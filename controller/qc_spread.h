@@ -38,10 +38,19 @@ typedef struct {
     int primed;
 } qc_spread_t;
 
+/* Every bucket: each request is split on its own. */
+#define QC_SPREAD_ALL (~(apr_uint64_t)0)
+
 /*
  * Take this period's cumulative bucket counters and return the mask of
  * heavy buckets (unchanged while too few requests are counted).
+ * counted: the class was below its top level in the period, so the
+ * request path hashed and counted its clients.  A period at the top
+ * says nothing of them, and the first period below it would otherwise
+ * serve one client wholly from one tree: until the counts say who
+ * carries the load, every request is split on its own.
  */
-apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts);
+apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
+                              int counted);
 
 #endif /* QC_SPREAD_H */

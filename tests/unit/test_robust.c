@@ -373,21 +373,30 @@ START_TEST(test_spread_mask)
     unsigned b, period;
 
     memset(&sp, 0, sizeof(sp));
-    qc_spread_update(&sp, c);
+    qc_spread_update(&sp, c, 1);
     for (period = 1; period <= 5; period++) {
         for (b = 0; b < QC_BUCKETS; b++) {
             c[b] += 20;         /* a thousand clients, evenly */
         }
         c[37] += 3000;          /* and one NAT */
-        qc_spread_update(&sp, c);
+        qc_spread_update(&sp, c, 1);
     }
     ck_assert(sp.mask == ((apr_uint64_t)1 << 37));
     for (period = 1; period <= 30; period++) {
         for (b = 0; b < QC_BUCKETS; b++) {
             c[b] += 20;
         }
-        qc_spread_update(&sp, c);
+        qc_spread_update(&sp, c, 1);
     }
+    ck_assert(sp.mask == 0);
+    /* A period at the top level counts no one: split everyone until the
+     * counts below it say who carries the load. */
+    qc_spread_update(&sp, c, 0);
+    ck_assert(sp.mask == QC_SPREAD_ALL);
+    for (b = 0; b < QC_BUCKETS; b++) {
+        c[b] += 20;
+    }
+    qc_spread_update(&sp, c, 1);
     ck_assert(sp.mask == 0);
     /* 300 clients at 100 req/s: chance makes no bucket heavy. */
     {
@@ -397,13 +406,13 @@ START_TEST(test_spread_mask)
         for (trial = 0; trial < 200; trial++) {
             memset(&sp, 0, sizeof(sp));
             memset(c, 0, sizeof(c));
-            qc_spread_update(&sp, c);
+            qc_spread_update(&sp, c, 1);
             for (period = 0; period < 10; period++) {
                 for (b = 0; b < 100; b++) {
                     rng = rng * 6364136223846793005ULL + 1;
                     c[(rng >> 33) % 300 % QC_BUCKETS]++;
                 }
-                qc_spread_update(&sp, c);
+                qc_spread_update(&sp, c, 1);
             }
             marked += sp.mask != 0;
         }
@@ -420,7 +429,7 @@ START_TEST(test_calibration)
 
     qc_calib_init(&c);
     for (i = 0; i < 20; i++) {
-        qc_calib_update(&c, 0.3, 3.0, 0.0, 0, 0, 0.95);
+        qc_calib_update(&c, 0.3, 3.0, 0.0, QC_CALIB_OWN, 0, 0.95);
     }
     ck_assert(fabs(c.k - 0.1) < 0.01);
     /* saturated, the model says 0.02: at once at least 1 / 0.02 */
@@ -429,8 +438,14 @@ START_TEST(test_calibration)
     ck_assert(c.k >= 49.0);
     /* draining: the reading is earlier work; k stays */
     qc_calib_init(&c);
-    qc_calib_update(&c, 1.0, 0.5, 0.0, 1, 0, 0.95);
+    qc_calib_update(&c, 1.0, 0.5, 0.0, QC_CALIB_OLD, 0, 0.95);
     ck_assert(c.k == 1.0);
+    /* a rise the sensor lags: the reading is a lower bound */
+    qc_calib_init(&c);
+    qc_calib_update(&c, 0.8, 0.2, 0.0, QC_CALIB_RISING, 0, 0.95);
+    ck_assert(fabs(c.k - 4.0) < 1e-9);
+    qc_calib_update(&c, 0.1, 0.2, 0.0, QC_CALIB_RISING, 0, 0.95);
+    ck_assert(fabs(c.k - 4.0) < 1e-9);
     /* search: k grows while saturation persists unexplained */
     qc_calib_init(&c);
     qc_calib_update(&c, 1.0, 0.5, 0.0, 0, 0, 0.95);
