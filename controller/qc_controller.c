@@ -85,8 +85,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
             qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
             qc_pi_set_max_step(&cl->pi, QC_CTL_MAX_STEP);
             qc_ctl_read_counts(cs, vs->levels, &cl->prev);
-            qc_spread_update(&cl->spread, cl->prev.buckets,
-                             cl->m_applied < (double)vs->levels);
+            qc_spread_update(&cl->spread, cl->prev.buckets, 0.0);
         }
     }
     qc_pi_init(&ctl->be, 1.0, apr_atomic_read64(&q->periods)

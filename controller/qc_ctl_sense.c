@@ -69,8 +69,7 @@ static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
             }
         }
     }
-    qc_spread_update(&cl->spread, now.buckets,
-                     cl->m_applied < (double)levels);
+    qc_spread_update(&cl->spread, now.buckets, cl->r * dt);
     cl->prev = now;
 }
 

@@ -5,9 +5,9 @@
 #include "qc_spread.h"
 
 apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
-                              int counted)
+                              double arrived)
 {
-    double total = 0.0, fair;
+    double total = 0.0, counted = 0.0, fair;
     apr_uint64_t mask = 0;
     unsigned b;
 
@@ -17,11 +17,12 @@ apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
                    ? (double)(counts[b] - sp->prev[b]) : 0.0;
 
         sp->h[b] = QC_SPREAD_KEEP * sp->h[b] + n;
+        counted += n;
         sp->prev[b] = counts[b];
         total += sp->h[b];
     }
     sp->primed = 1;
-    if (!counted) {
+    if (arrived > 0.0 && counted == 0.0) {
         sp->mask = QC_SPREAD_ALL;
         return sp->mask;
     }

@@ -44,13 +44,14 @@ typedef struct {
 /*
  * Take this period's cumulative bucket counters and return the mask of
  * heavy buckets (unchanged while too few requests are counted).
- * counted: the class was below its top level in the period, so the
- * request path hashed and counted its clients.  A period at the top
- * says nothing of them, and the first period below it would otherwise
- * serve one client wholly from one tree: until the counts say who
- * carries the load, every request is split on its own.
+ * arrived: the class's arrivals in the period.  The request path hashes
+ * and counts clients only below the top level, so arrivals with no
+ * count at all say nothing of who the clients are, and the first
+ * period below the top would serve one client wholly from one tree:
+ * until the counts say who carries the load, every request is split on
+ * its own.
  */
 apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
-                              int counted);
+                              double arrived);
 
 #endif /* QC_SPREAD_H */

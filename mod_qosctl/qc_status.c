@@ -51,7 +51,8 @@ static const qc_metric_t qc_metrics[] = {
     QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0),
     QC_M(u_target, "Utilization target of this class.", 0),
     QC_M(spread_buckets, "Buckets of the client hash whose requests are "
-         "split between trees request by request (heavy keys).", 0),
+         "split between trees request by request (heavy keys; all 64 "
+         "until the clients below the top level are counted).", 0),
 };
 #define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
 

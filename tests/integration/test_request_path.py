@@ -78,8 +78,10 @@ def test_fractional_level_splits_clients_evenly_and_stably(server_factory):
     degraded = sum(1 for r in first if r[2] == b"degraded\n")
     assert full + degraded == 2000
     assert 0.45 <= full / 2000.0 <= 0.55, full
-    # Each address always gets the same tree.
-    assert [r[2] for r in first] == [r[2] for r in reversed(second)]
+    # Each address always gets the same tree.  (Counted, not compared as
+    # lists: pytest's diff of two 2000-item lists ran for 27 minutes.)
+    changed = sum(1 for x, y in zip(first, reversed(second)) if x[2] != y[2])
+    assert changed == 0, changed
     v = settled_counters(s, 4000)
     assert v["classes"]["basic"]["tree_responses"] == [degraded * 2,
                                                        full * 2]

@@ -373,30 +373,32 @@ START_TEST(test_spread_mask)
     unsigned b, period;
 
     memset(&sp, 0, sizeof(sp));
-    qc_spread_update(&sp, c, 1);
+    qc_spread_update(&sp, c, 1.0);
     for (period = 1; period <= 5; period++) {
         for (b = 0; b < QC_BUCKETS; b++) {
             c[b] += 20;         /* a thousand clients, evenly */
         }
         c[37] += 3000;          /* and one NAT */
-        qc_spread_update(&sp, c, 1);
+        qc_spread_update(&sp, c, 1.0);
     }
     ck_assert(sp.mask == ((apr_uint64_t)1 << 37));
     for (period = 1; period <= 30; period++) {
         for (b = 0; b < QC_BUCKETS; b++) {
             c[b] += 20;
         }
-        qc_spread_update(&sp, c, 1);
+        qc_spread_update(&sp, c, 1.0);
     }
     ck_assert(sp.mask == 0);
     /* A period at the top level counts no one: split everyone until the
      * counts below it say who carries the load. */
-    qc_spread_update(&sp, c, 0);
+    qc_spread_update(&sp, c, 0.0);
+    ck_assert(sp.mask == 0);
+    qc_spread_update(&sp, c, 500.0);
     ck_assert(sp.mask == QC_SPREAD_ALL);
     for (b = 0; b < QC_BUCKETS; b++) {
         c[b] += 20;
     }
-    qc_spread_update(&sp, c, 1);
+    qc_spread_update(&sp, c, 1.0);
     ck_assert(sp.mask == 0);
     /* 300 clients at 100 req/s: chance makes no bucket heavy. */
     {
@@ -406,13 +408,13 @@ START_TEST(test_spread_mask)
         for (trial = 0; trial < 200; trial++) {
             memset(&sp, 0, sizeof(sp));
             memset(c, 0, sizeof(c));
-            qc_spread_update(&sp, c, 1);
+            qc_spread_update(&sp, c, 1.0);
             for (period = 0; period < 10; period++) {
                 for (b = 0; b < 100; b++) {
                     rng = rng * 6364136223846793005ULL + 1;
                     c[(rng >> 33) % 300 % QC_BUCKETS]++;
                 }
-                qc_spread_update(&sp, c, 1);
+                qc_spread_update(&sp, c, 1.0);
             }
             marked += sp.mask != 0;
         }
