@@ -264,10 +264,13 @@ def run_load(tb, port, uri, segments, timeout):
 
     def one(i, start, secs, rate):
         time.sleep(max(0.0, t0 + start - time.time()))
-        reps[i] = qcharness.httperf(
-            tb.server_addr, port, uri, rate=rate,
-            num_conns=max(1, int(round(rate * secs))), timeout=timeout,
-            netns=tb.client_ns[0], cpus=qcbench.CLIENT_CPUS)
+        try:
+            reps[i] = qcharness.httperf(
+                tb.server_addr, port, uri, rate=rate,
+                num_conns=max(1, int(round(rate * secs))), timeout=timeout,
+                netns=tb.client_ns[0], cpus=qcbench.CLIENT_CPUS)
+        except subprocess.TimeoutExpired:
+            pass                # reps[i] stays None: said below
     threads = [threading.Thread(target=one, args=(i,) + s, daemon=True)
                for i, s in enumerate(segments)]
     for t in threads:
