@@ -355,19 +355,52 @@ def probe_main(argv):
 
 # -- servers ---------------------------------------------------------------
 
+# Debian's packages, unpacked here when the system lacks them: installing
+# libapache2-mod-qos runs a postinst that enables it in the system's
+# Apache, which this bench must not touch.
+PEER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "out", ".peer")
+
+
+def unpacked(package, path):
+    """path inside Debian package `package`, unpacked under PEER_DIR
+    (apt-get download, dpkg -x: no maintainer script runs)."""
+    target = os.path.join(PEER_DIR, path.lstrip("/"))
+    if not os.path.exists(target):
+        os.makedirs(PEER_DIR, exist_ok=True)
+        if subprocess.run(["apt-get", "download", package], cwd=PEER_DIR,
+                          capture_output=True).returncode != 0:
+            raise RuntimeError("cannot download Debian package %s" % package)
+        for deb in os.listdir(PEER_DIR):
+            if deb.startswith(package + "_") and deb.endswith(".deb"):
+                subprocess.run(["dpkg", "-x", deb, "."], cwd=PEER_DIR,
+                               check=True, capture_output=True)
+    if not os.path.exists(target):
+        raise RuntimeError("%s not found in Debian package %s"
+                           % (path, package))
+    return target
+
+
 def pcre_path():
     for p in PCRE:
         if os.path.exists(p):
             return p
-    raise RuntimeError("libpcre.so.3 not found (Debian package libpcre3)")
+    return unpacked("libpcre3", PCRE[1])
+
+
+def modqos_path():
+    p = os.path.join(MODULES, "mod_qos.so")
+    if os.path.exists(p):
+        return p
+    return unpacked("libapache2-mod-qos", "/usr/lib/apache2/modules/mod_qos.so")
 
 
 def modqos_conf(location, n):
     """mod_qos as its documentation sets a concurrency limit on the
     expensive location, refused requests answered 503."""
-    return ("LoadFile %s\nLoadModule qos_module %s/mod_qos.so\n"
+    return ("LoadFile %s\nLoadModule qos_module %s\n"
             "QS_LocRequestLimit %s %d\nQS_ErrorResponseCode 503\n"
-            % (pcre_path(), MODULES, location, n))
+            % (pcre_path(), modqos_path(), location, n))
 
 
 _CPU_RESOURCE = []
