@@ -509,14 +509,15 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
-    double excess;
-
-    if (ctl->u_measured >= 0.0 && ctl->u_measured < QC_PI_SATURATED) {
-        ctl->k_unsaturated = ctl->calib.k;
-    }
-    excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated : ctl->calib.k)
-             * u_model + ctl->model.d - ctl->u_measured;
     if (ctl->u_measured >= 0.0) {
+        double excess;
+
+        if (ctl->u_measured < QC_PI_SATURATED) {
+            ctl->k_unsaturated = ctl->calib.k;
+        }
+        excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
+                  : ctl->calib.k) * u_model + ctl->model.d
+                 - ctl->u_measured;
         if (ctl->u_measured < QC_PI_SATURATED) {
             ctl->backlog = 0.0;
             ctl->saturated_for = 0.0;
@@ -577,6 +578,23 @@ static void qc_check_background(qc_ctl_t *ctl)
     }
 }
 
+/*
+ * Whose load this period's reading shows (QC_CALIB_*): a drain's
+ * backlog's as much as this period's; and a period whose decided load
+ * jumped (a step) is read by a sensor that still lags it: a fall says
+ * nothing of the scale, a rise bounds it from below.
+ */
+static int qc_reading(const qc_ctl_t *ctl, double u_model)
+{
+    if (ctl->draining || ctl->drained) {
+        return QC_CALIB_OLD;
+    }
+    if (!qc_jumped(u_model, ctl->prev_u_model, QC_CALIB_MIN_LOAD)) {
+        return QC_CALIB_OWN;
+    }
+    return u_model > ctl->prev_u_model ? QC_CALIB_RISING : QC_CALIB_OLD;
+}
+
 void qc_ctl_policy(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -606,16 +624,9 @@ void qc_ctl_policy(qc_ctl_t *ctl)
      * restart waits for the first unsaturated period after the drain. */
     ctl->restart = !draining && (ctl->drained || ctl->restart);
     ctl->draining = draining;
-    /* A period whose decided load jumped (a step) is read by a sensor
-     * that still lags it: a fall says nothing of the scale, a rise
-     * bounds it from below. */
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    draining || ctl->drained ? QC_CALIB_OLD
-                    : !qc_jumped(u_model, ctl->prev_u_model,
-                                 QC_CALIB_MIN_LOAD) ? QC_CALIB_OWN
-                    : u_model > ctl->prev_u_model ? QC_CALIB_RISING
-                    : QC_CALIB_OLD,
-                    expected_over, QC_PI_SATURATED);
+                    qc_reading(ctl, u_model), expected_over,
+                    QC_PI_SATURATED);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
