@@ -154,7 +154,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
     if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
         qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
-                   "a_next\tspread\n");
+                   "a_next\tspread\td\tbacklog\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -162,12 +162,13 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
-                       "%.4g\t%u\n", now_us / 1e6, cfg->vs[i].name,
+                       "%.4g\t%u\t%.4g\t%.4g\n", now_us / 1e6, cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
                        cl->u_target, cl->m_applied, ctl->u_measured,
                        ctl->model.a, ctl->model.b, ctl->model.c,
                        ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
-                       qc_popcount(cl->spread.mask));
+                       qc_popcount(cl->spread.mask), ctl->model.d,
+                       ctl->backlog);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {

@@ -193,9 +193,10 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
     assert lines[0].split("\t") == ["time", "vserver", "class", "R", "R_rej",
                                     "W", "U_model", "U_target", "m",
                                     "U_measured", "a", "b", "c", "queued",
-                                    "calibration", "a_next", "spread"]
+                                    "calibration", "a_next", "spread", "d",
+                                    "backlog"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 17 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 19 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]
@@ -377,6 +378,18 @@ def read_log(path, vhost_prefix="10.213"):
     return rows
 
 
+def log_table(rows, keys=("R", "U_model", "m", "U_measured", "queued",
+                          "calibration", "a", "a_next", "d", "backlog")):
+    """The controller's periods, compact: shown when a test fails, so a
+    failure in CI can be understood from its output alone."""
+    t0 = rows[0]["time"] if rows else 0.0
+    lines = ["t " + " ".join(keys)]
+    for r in rows:
+        lines.append("%.2f " % (r["time"] - t0)
+                     + " ".join("%.4g" % r.get(k, -1) for k in keys))
+    return "\n".join(lines)
+
+
 def step_metrics(rows, bound):
     """Settling time (periods after the step until U stays within 5% of
     the bound), overshoot and steady-state error over the last half."""
@@ -452,6 +465,7 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
         a.cleanup()
 
     m = step_metrics(rows, 0.58)
+    print(log_table(rows))
     print("link step response: %s; m during overload %.3f; httperf: %d "
           "replies, %d errors of %d" % (m, basic["m"], result["replies"],
                                         result["errors"], result["offered"]))
