@@ -93,6 +93,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     qc_pi_set_max_step(&ctl->be, QC_CTL_MAX_STEP / qc_max_levels(cfg));
     ctl->u_measured = -1.0;
     ctl->prev_u = -1.0;
+    ctl->floor_cur = -1.0;
+    ctl->floor_prev = -1.0;
     ctl->queued = -1;
     qc_ctl_log_init(ctl, p);
     /* The levels in the segment are valid (a predecessor's, or the top):

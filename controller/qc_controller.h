@@ -97,6 +97,8 @@ typedef struct {
     int drained;                /* ... and none left since this period */
     int restart;                /* drained, and not restarted since */
     double prev_u_model;        /* last period's decided model load */
+    double floor_cur, floor_prev;       /* lowest readings (qc_ctl_policy.c) */
+    double floor_age;           /* seconds into floor_cur's window */
     double u_measured;          /* < 0 when no sensor could be read */
     apr_uint32_t warnings;      /* QC_WARN_* */
     unsigned low_queued;        /* periods: resource low, queues full */

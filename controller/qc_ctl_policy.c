@@ -26,6 +26,10 @@
  * 3x: 20 s of queueing, and clients time out). */
 #define QC_CTL_DRAIN_PERIODS 3.0
 
+/* Background load is there at every instant, so it is at most the
+ * lowest reading of the last FLOOR to 2 FLOOR seconds. */
+#define QC_CTL_FLOOR_SECONDS 15.0
+
 /* Decided load the loops expected to exceed the bound, relative. */
 #define QC_CTL_EXPECTED 1.05
 
@@ -67,14 +71,49 @@ static int qc_jumped(double now, double prev, double least)
            && hi >= least;
 }
 
+/*
+ * The lowest reading of the last QC_CTL_FLOOR_SECONDS or more: two
+ * windows, the current one and the one before (< 0 while there is no
+ * reading yet).
+ */
+static double qc_reading_floor(qc_ctl_t *ctl)
+{
+    double u = ctl->u_measured;
+
+    if (u >= 0.0) {
+        if (ctl->floor_age >= QC_CTL_FLOOR_SECONDS) {
+            ctl->floor_prev = ctl->floor_cur;
+            ctl->floor_cur = -1.0;
+            ctl->floor_age = 0.0;
+        }
+        if (ctl->floor_cur < 0.0 || u < ctl->floor_cur) {
+            ctl->floor_cur = u;
+        }
+        ctl->floor_age += ctl->cfg->period;
+    }
+    if (ctl->floor_prev >= 0.0 && ctl->floor_prev < ctl->floor_cur) {
+        return ctl->floor_prev;
+    }
+    return ctl->floor_cur;
+}
+
 void qc_ctl_update_model(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_rls_sample_t x;
-    double served = 0.0, u = ctl->u_measured;
+    double served = 0.0, u = ctl->u_measured, floor;
     unsigned i, j;
     int k, fresh;
 
+    /* A fit can be taught a background the resource never showed (in
+     * CI, periods with no arrivals read 0.99 while earlier replies
+     * drained): the calibration would take it out of every reading and
+     * the loops would see no load.  Projected before the update, so that
+     * its residual is not the wrong d's, and after. */
+    floor = qc_reading_floor(ctl);
+    if (floor >= 0.0) {
+        qc_rls_limit_d(&ctl->rls, floor);
+    }
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
         unsigned levels = cfg->vs[i].levels;
@@ -114,6 +153,9 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     ctl->prev_w = x.w;
     ctl->prev_served = served;
     ctl->prev_rej = x.r_rej;
+    if (floor >= 0.0) {
+        qc_rls_limit_d(&ctl->rls, floor);
+    }
     qc_ctl_model_from_rls(ctl);
 }
 

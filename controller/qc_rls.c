@@ -415,6 +415,13 @@ double qc_rls_d(const qc_rls_t *rls)
     return estimate(rls, ID);
 }
 
+void qc_rls_limit_d(qc_rls_t *rls, double d_max)
+{
+    if (isfinite(d_max) && estimate(rls, ID) > d_max) {
+        rls->theta[ID] = d_max * scale_of(ID);
+    }
+}
+
 double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j)
 {
     double sd0 = A_SD / NOISE_SD;

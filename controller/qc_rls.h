@@ -109,6 +109,13 @@ double qc_rls_b(const qc_rls_t *rls);
 double qc_rls_c(const qc_rls_t *rls);
 double qc_rls_d(const qc_rls_t *rls);
 
+/*
+ * Projection onto what is known of d from outside the fit: at most
+ * d_max (the background is never more than the resource read at some
+ * instant).  The costs then re-adapt around the corrected d.
+ */
+void qc_rls_limit_d(qc_rls_t *rls, double d_max);
+
 /* Trace of the (scaled) covariance, for monitoring. */
 double qc_rls_trace(const qc_rls_t *rls);
 
