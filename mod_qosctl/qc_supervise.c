@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "httpd.h"
@@ -46,17 +47,26 @@ static void qc_ctl_on_signal(int sig)
     qc_ctl_stop = 1;
 }
 
-/* Open as root, before privileges go, so User need not own the paths. */
+/* Open as root, before privileges go, so User need not own the paths.
+ * Not through a symlink: whoever may write in the directory could point
+ * it at any file, and root would write there. */
 static int qc_open(server_rec *s, const char *path, int flags,
                    const char *what)
 {
+    struct stat st;
     int fd;
 
     if (!path) {
         return -1;
     }
-    fd = open(path, flags | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
+    fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == ELOOP && lstat(path, &st) == 0
+        && S_ISLNK(st.st_mode)) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
+                     "QosCtl: %s %s is a symbolic link, which is not "
+                     "followed; going on without it", what, path);
+    }
+    else if (fd < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
                      "QosCtl: cannot open %s %s; going on without it",
                      what, path);
