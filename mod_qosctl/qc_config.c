@@ -449,11 +449,16 @@ static const char *qc_cmd_retry_after(cmd_parms *cmd, void *dummy,
     return NULL;
 }
 
-/* Given once per context, so that a second line is a mistake, not a merge. */
+/*
+ * Given once per context, so that a second line is a mistake, not a merge.
+ * Trees must not nest: a URL under two of them would have two trees to
+ * come from, and the tree inside another would be served at both levels.
+ */
 static const char *qc_cmd_trees(cmd_parms *cmd, void *dummy,
                                 const char *args)
 {
     qc_server_conf *c = qc_sconf(cmd->server);
+    const char *given[QC_MAX_TREES];
     const char *word;
     unsigned n = 0;
 
@@ -475,10 +480,22 @@ static const char *qc_cmd_trees(cmd_parms *cmd, void *dummy,
             return qc_bad(cmd, word, err);
         }
         for (i = 0; i < n; i++) {
-            if (!strcmp(c->trees[i], buf)) {
-                return qc_bad(cmd, word, "tree listed twice");
+            int in_old = qc_url_prefix_contains(given[i], word);
+            int has_old = qc_url_prefix_contains(word, given[i]);
+
+            if (in_old && has_old) {
+                return apr_psprintf(cmd->pool, "%s: %s is the same tree as "
+                                    "%s (listed twice); trees must not "
+                                    "nest", cmd->cmd->name, word, given[i]);
+            }
+            if (in_old || has_old) {
+                return apr_psprintf(cmd->pool, "%s: %s is inside %s; trees "
+                                    "must not nest", cmd->cmd->name,
+                                    in_old ? word : given[i],
+                                    in_old ? given[i] : word);
             }
         }
+        given[n] = word;
         c->trees[n++] = apr_pstrdup(cmd->pool, buf);
     }
     if (n == 0) {

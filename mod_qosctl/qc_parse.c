@@ -370,6 +370,25 @@ const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen)
     return NULL;
 }
 
+/* Length of prefix s without its trailing '/'s (0 for the root). */
+static size_t prefix_len(const char *s)
+{
+    size_t len = strlen(s);
+
+    while (len > 0 && s[len - 1] == '/') {
+        len--;
+    }
+    return len;
+}
+
+int qc_url_prefix_contains(const char *outer, const char *inner)
+{
+    size_t lo = prefix_len(outer), li = prefix_len(inner);
+
+    return li >= lo && memcmp(outer, inner, lo) == 0
+           && (li == lo || inner[lo] == '/');
+}
+
 const char *qc_parse_ifname(const char *s)
 {
     const char *p;

@@ -74,6 +74,20 @@ BAD = [
     ("QosCtlContentTrees degraded /full", ["QosCtlContentTrees",
                                            "'degraded'"]),
     ("QosCtlContentTrees /full /full", ["QosCtlContentTrees", "twice"]),
+    # nested or identical trees: a URL would be under two of them
+    ("QosCtlContentTrees / /full",
+     ["QosCtlContentTrees", "/full is inside /;", "must not nest"]),
+    ("QosCtlContentTrees /full /",
+     ["QosCtlContentTrees", "/full is inside /;", "must not nest"]),
+    ("QosCtlContentTrees /full/sub /full",
+     ["QosCtlContentTrees", "/full/sub is inside /full;"]),
+    ("QosCtlContentTrees /degraded /full/ /full/sub/",
+     ["QosCtlContentTrees", "/full/sub/ is inside /full/;"]),
+    ("QosCtlContentTrees /full /full/",
+     ["QosCtlContentTrees", "/full/", "/full", "twice"]),
+    ("<VirtualHost 127.0.0.1:1>\nQosCtlContentTrees / /degraded\n"
+     "</VirtualHost>",
+     ["QosCtlContentTrees", "/degraded is inside /;"]),
     ("QosCtlContentTrees", ["QosCtlContentTrees"]),
     ("QosCtlContentTrees /degraded /full\nQosCtlFixedLevel 3",
      ["QosCtlFixedLevel", "'3'", "0..2"]),
@@ -101,6 +115,8 @@ GOOD = [
     "QosCtlGuarantee 50 13Mbit\nQosCtlPremiumAddress 10.0.0.0/8 ::1\n"
     "QosCtlExclude /status /server-status\nQosCtlRetryAfter 0",
     "QosCtlLog logs/qosctl.tsv\nQosCtlStateFile qosctl.state",
+    # siblings under one parent do not nest
+    "QosCtlContentTrees /degraded/sub /full/sub",
 ]
 
 

@@ -478,6 +478,45 @@ START_TEST(url_prefix_output_buffer)
 }
 END_TEST
 
+START_TEST(url_prefix_contains_whole_segments)
+{
+    static const struct {
+        const char *outer, *inner;
+        int want;
+    } cases[] = {
+        { "/a", "/a/b", 1 },
+        { "/a", "/a/b/c", 1 },
+        { "/a/b", "/a", 0 },
+        { "/a", "/ab", 0 },
+        { "/ab", "/a", 0 },
+        { "/a", "/b", 0 },
+        { "/a/b", "/a/c", 0 },
+        { "/degraded/1", "/degraded/2", 0 },
+        { "/degraded/1", "/degraded/10", 0 },
+        /* identical, however the trailing '/' is written */
+        { "/a", "/a", 1 },
+        { "/a/", "/a", 1 },
+        { "/a", "/a/", 1 },
+        { "/a/", "/a/b/", 1 },
+        /* the root contains everything; "" is "/" normalized */
+        { "/", "/full", 1 },
+        { "", "/full", 1 },
+        { "/", "", 1 },
+        { "", "/", 1 },
+        { "/full", "/", 0 },
+        { "/full", "", 0 },
+    };
+    size_t i;
+
+    for (i = 0; i < COUNT(cases); i++) {
+        ck_assert_msg(qc_url_prefix_contains(cases[i].outer, cases[i].inner)
+                      == cases[i].want, "\"%s\" %s \"%s\"",
+                      cases[i].outer, cases[i].want ? "should contain"
+                      : "should not contain", cases[i].inner);
+    }
+}
+END_TEST
+
 /* ---- interface names -------------------------------------------------- */
 
 START_TEST(ifname_accepts)
@@ -596,6 +635,7 @@ static Suite *parse_suite(void)
     tcase_add_test(tc, url_prefix_rejects);
     tcase_add_test(tc, url_prefix_length);
     tcase_add_test(tc, url_prefix_output_buffer);
+    tcase_add_test(tc, url_prefix_contains_whole_segments);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("ifname");
