@@ -27,7 +27,9 @@
 #define QC_CTL_DRAIN_PERIODS 3.0
 
 /* Background load is there at every instant, so it is at most the
- * lowest reading of the last FLOOR to 2 FLOOR seconds. */
+ * lowest reading of the last FLOOR to 2 FLOOR seconds; one that
+ * fluctuates is charged on average, up to half the bound above that
+ * (what the targets charge at most: qc_target_background). */
 #define QC_CTL_FLOOR_SECONDS 15.0
 
 /* Decided load the loops expected to exceed the bound, relative. */
@@ -112,6 +114,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * its residual is not the wrong d's, and after. */
     floor = qc_reading_floor(ctl);
     if (floor >= 0.0) {
+        floor += 0.5 * cfg->bound;
         qc_rls_limit_d(&ctl->rls, floor);
     }
     memset(&x, 0, sizeof(x));
