@@ -13,12 +13,16 @@
  * That child only supervises: it forks the controller proper and starts
  * another the moment waitpid() says it died, because the MPM looks at
  * its other children once a second, too slowly for a 0.25 s period.
- * While no controller runs, the request path fails open on its own.
+ * It also replaces a controller that lives but has stopped beating (a
+ * SIGSTOP, a read that never returns), which would otherwise leave the
+ * request path failing open for good.  While no controller runs, the
+ * request path fails open on its own.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -37,6 +41,20 @@
 #include "qc_controller.h"
 
 APLOG_USE_MODULE(qosctl);
+
+/*
+ * How long the heartbeat may stand still before the controller is taken
+ * for hung and replaced.  The request path has failed open after three
+ * periods already, so nothing is urgent, while a replacement loses what
+ * the controller learned since the state file was last written: wait
+ * far beyond one slow period, an overloaded machine or an admin's brief
+ * SIGSTOP (the shaped-link test stops one for about 4 s).
+ */
+#define QC_HUNG_PERIODS  10
+#define QC_HUNG_MIN_SEC  15.0
+
+/* How often the supervisor looks at the heartbeat, in ms. */
+#define QC_WATCH_TICK_MS 500
 
 static apr_pool_t *qc_sup_pool;         /* pconf of this generation */
 static server_rec *qc_sup_server;
@@ -206,14 +224,91 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
     _exit(0);
 }
 
+static double qc_mono_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait for the controller pid to end; return its status.  Tell it to go
+ * when we are told to; SIGKILL it when its heartbeat has stood still for
+ * hung_after seconds, and then say in *hung for how long.  The signals
+ * are blocked and taken by sigtimedwait(), so that neither a death nor a
+ * stop slips in between a look and the wait.
+ */
+static int qc_ctl_wait(pid_t pid, qc_shm_t *q, double hung_after,
+                       double *hung)
+{
+    struct timespec tick = { 0, QC_WATCH_TICK_MS * 1000000L };
+    apr_uint64_t beat = apr_atomic_read64(&q->heartbeat);
+    double moved = qc_mono_now(), looked = moved;
+    int status = 0, told = 0, killed = 0;
+    sigset_t set, old;
+
+    *hung = 0.0;
+    sigemptyset(&set);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        apr_uint64_t now_beat;
+        double now;
+        int sig;
+
+        if (w == pid || (w < 0 && errno != EINTR)) {
+            break;
+        }
+        if (qc_ctl_stop && !told) {
+            /* SIGCONT: a stopped controller would not act on it. */
+            kill(pid, SIGTERM);
+            kill(pid, SIGCONT);
+            told = 1;
+        }
+        else if (!qc_ctl_stop && !killed) {
+            now_beat = apr_atomic_read64(&q->heartbeat);
+            now = qc_mono_now();
+            /* A gap in our own looks (suspend, the whole group stopped)
+             * held the controller too: count afresh. */
+            if (now_beat != beat
+                || now - looked > 5 * QC_WATCH_TICK_MS / 1000.0) {
+                beat = now_beat;
+                moved = now;
+            }
+            else if (now - moved >= hung_after) {
+                kill(pid, SIGKILL);
+                killed = 1;
+                *hung = now - moved;
+            }
+            looked = now;
+        }
+        sig = sigtimedwait(&set, NULL, &tick);
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+            qc_ctl_stop = 1;
+        }
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return status;
+}
+
 /* The supervisor: restarts the controller at once; never returns. */
 static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
 {
     qc_ctl_config_t *cfg;
     pid_t self = getpid();
+    double hung_after;
 
     qc_ctl_signals();
     cfg = qc_ctl_config(p, s);     /* before: it notes their ports */
+    hung_after = QC_HUNG_PERIODS * cfg->period;
+    if (hung_after < QC_HUNG_MIN_SEC) {
+        hung_after = QC_HUNG_MIN_SEC;
+    }
     ap_close_listeners();
     cfg->log_fd = qc_open(s, qc_rt.main->log_path, O_WRONLY | O_APPEND,
                           "QosCtlLog");
@@ -232,7 +327,8 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
     while (!qc_ctl_stop && getppid() == parent) {
         apr_time_t born = apr_time_now();
         pid_t pid = fork();
-        int status = 0;
+        double hung;
+        int status;
 
         if (pid == 0) {
             qc_ctl_worker(p, s, cfg, self);
@@ -241,17 +337,20 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
             apr_sleep(apr_time_from_sec(1));
             continue;
         }
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            if (qc_ctl_stop) {
-                kill(pid, SIGTERM);
-            }
-        }
+        status = qc_ctl_wait(pid, cfg->shm, hung_after, &hung);
         if (qc_ctl_stop) {
             break;
         }
-        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QosCtl: controller "
-                     "%ld ended (status %d); starting another", (long)pid,
-                     status);
+        if (hung > 0.0) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtl: controller "
+                         "pid %ld hung for %.1f s; replaced", (long)pid,
+                         hung);
+        }
+        else {
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QosCtl: "
+                         "controller %ld ended (status %d); starting "
+                         "another", (long)pid, status);
+        }
         if (apr_time_now() - born < apr_time_from_sec(1)) {
             /* Dying at once again and again: do not spin. */
             apr_sleep(apr_time_from_msec(200));

@@ -1,7 +1,16 @@
 """How the parent supervises the controller, on a real Apache: the files
-it opens as root (period 0.25 s)."""
+it opens as root, and a controller that hangs (period 0.25 s).
+
+The controller is replaced once its heartbeat has been still for
+QC_HUNG_AFTER (qc_supervise.c: 10 periods, at least 15 s); a controller
+stopped for less (test_overload_on_a_shaped_link_settles_at_the_bound
+stops one for a few seconds) resumes.
+"""
 
 import os
+import re
+import signal
+import time
 
 import pytest
 
@@ -9,12 +18,22 @@ import qcharness
 from conftest import make_site
 
 T = 0.25
+HUNG_AFTER = 15.0
 BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
         "QosCtlExclude /qosctl-status\n"
         "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
         "</Location>\n" % T)
 
 wait_for = qcharness.wait_for
+
+
+def alive(pid):
+    """pid exists and is not a zombie."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def controller(a):
@@ -111,3 +130,64 @@ def test_state_file_symlink_is_not_followed(apache):
     # Not read either: the model starts from the defaults (a 1e-4 s).
     assert a.status_json()["model"]["a"] != pytest.approx(0.00025, rel=0.2)
     assert a.get("/x.txt")[0] == 200
+
+
+# -- a hung controller is replaced -------------------------------------------
+
+def hung_lines(a):
+    return re.findall(r"controller pid (\d+) hung for ([0-9.]+) s; replaced",
+                      a.log())
+
+
+def test_stopped_controller_is_replaced(apache):
+    a = apache()
+    old = wait_for(lambda: fresh_controller(a))["pid"]
+    os.kill(old, signal.SIGSTOP)
+    try:
+        assert wait_for(lambda: controller(a)["fail_open"], limit=5)
+        stopped = time.time()
+        new = wait_for(lambda: fresh_controller(a, not_pid=old), limit=40,
+                       step=0.1)
+        took = time.time() - stopped
+    finally:
+        if alive(old):
+            os.kill(old, signal.SIGCONT)
+    assert new and new["pid"] != old, a.log()
+    assert not new["fail_open"]
+    assert wait_for(lambda: not alive(old), limit=5)
+    lines = hung_lines(a)
+    assert len(lines) == 1, a.log()
+    assert int(lines[0][0]) == old
+    assert float(lines[0][1]) >= HUNG_AFTER - 1
+    print("stopped controller replaced %.1f s after the request path "
+          "failed open" % took)
+    # The new one serves on, and is left alone.
+    time.sleep(2)
+    assert controller(a)["pid"] == new["pid"]
+    assert not controller(a)["fail_open"]
+    assert len(hung_lines(a)) == 1
+
+
+def test_briefly_stopped_controller_and_graceful_restart_kill_nothing(
+        apache):
+    a = apache()
+    old = wait_for(lambda: fresh_controller(a))["pid"]
+    # As the shaped-link test does, a little longer: fails open, resumes.
+    os.kill(old, signal.SIGSTOP)
+    try:
+        assert wait_for(lambda: controller(a)["fail_open"], limit=5)
+        time.sleep(8)
+        assert alive(old) and controller(a)["pid"] == old
+    finally:
+        os.kill(old, signal.SIGCONT)
+    assert wait_for(lambda: fresh_controller(a))["pid"] == old
+    # A graceful restart replaces it the ordinary way; the new one then
+    # lives longer than QC_HUNG_AFTER, unkilled.
+    a.graceful()
+    new = wait_for(lambda: fresh_controller(a, not_pid=old), limit=15)
+    assert new, a.log()
+    time.sleep(HUNG_AFTER + 3)
+    assert controller(a)["pid"] == new["pid"]
+    assert fresh_controller(a)
+    assert hung_lines(a) == [], a.log()
+    assert "ended (status" not in a.log() and "died" not in a.log()
