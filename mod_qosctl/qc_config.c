@@ -12,6 +12,8 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
+#include "http_main.h"
+#include "ap_listen.h"
 #include "apr_strings.h"
 #include "apr_file_info.h"
 #include "apr_file_io.h"
@@ -603,12 +605,76 @@ const command_rec qc_cmds[] = {
     { NULL }
 };
 
-/* "host:port", unique among this configuration's servers. */
+/* Whether some <VirtualHost> names this port. */
+static int qc_port_named(apr_port_t port)
+{
+    server_rec *v;
+    server_addr_rec *a;
+
+    for (v = ap_server_conf ? ap_server_conf->next : NULL; v; v = v->next) {
+        for (a = v->addrs; a; a = a->next) {
+            if (a->host_port == port) {
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/*
+ * The port of a host that names none: the lowest httpd listens on that
+ * no <VirtualHost> names, where the main server answers; else the
+ * lowest of all.  Lowest, not first: ap_listeners changes order over a
+ * restart, and the key must not change.
+ */
+static apr_port_t qc_default_port(void)
+{
+    apr_port_t any = 0, unnamed = 0;
+    ap_listen_rec *lr;
+
+    for (lr = ap_listeners; lr; lr = lr->next) {
+        apr_port_t port = lr->bind_addr ? lr->bind_addr->port : 0;
+
+        if (port == 0) {
+            continue;
+        }
+        if (!any || port < any) {
+            any = port;
+        }
+        if ((!unnamed || port < unnamed) && !qc_port_named(port)) {
+            unnamed = port;
+        }
+    }
+    return unnamed ? unnamed : any;
+}
+
+/*
+ * The port a host is reached on: the first its <VirtualHost> names, else
+ * its ServerName's, else the default above.  0 only when httpd listens
+ * nowhere.
+ */
+static apr_port_t qc_server_port(server_rec *s)
+{
+    server_addr_rec *a;
+
+    for (a = s->is_virtual ? s->addrs : NULL; a; a = a->next) {
+        if (a->host_port) {
+            return a->host_port;
+        }
+    }
+    return s->port ? s->port : qc_default_port();
+}
+
+/*
+ * "host:port", which keeps apart an http and an https host of one name:
+ * each has its own guarantee and counters.  Two hosts of one name on
+ * one port share a key; qc_shm_bind tells them apart.
+ */
 const char *qc_server_key(apr_pool_t *p, server_rec *s)
 {
     return apr_psprintf(p, "%s:%u",
                         s->server_hostname ? s->server_hostname : "_",
-                        (unsigned)s->port);
+                        (unsigned)qc_server_port(s));
 }
 
 static const char *qc_docroot(server_rec *s)
