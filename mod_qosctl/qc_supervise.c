@@ -66,8 +66,10 @@ static void qc_ctl_on_signal(int sig)
 }
 
 /* Open as root, before privileges go, so User need not own the paths.
- * Not through a symlink: whoever may write in the directory could point
- * it at any file, and root would write there. */
+ * Not through a symlink nor into a file with another hard link: whoever
+ * may write in the directory could point it at any file, and root would
+ * write there.  Not a FIFO either: opening one blocks until a reader
+ * comes, and no controller would ever start. */
 static int qc_open(server_rec *s, const char *path, int flags,
                    const char *what)
 {
@@ -77,7 +79,20 @@ static int qc_open(server_rec *s, const char *path, int flags,
     if (!path) {
         return -1;
     }
-    fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+              0644);
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode)
+                    || st.st_nlink != 1)) {
+        close(fd);
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
+                     "QosCtl: %s %s is not a regular file of its own (a "
+                     "device, a FIFO or a hard link); going on without it",
+                     what, path);
+        return -1;
+    }
+    if (fd >= 0) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
     if (fd < 0 && errno == ELOOP && lstat(path, &st) == 0
         && S_ISLNK(st.st_mode)) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,

@@ -92,6 +92,28 @@ def test_log_symlink_is_not_followed(apache):
     assert fresh_controller(a)
 
 
+def test_log_that_is_a_fifo_or_a_hard_link_is_refused(apache):
+    """A FIFO would block root's open for ever (no controller); a hard
+    link to another file would have root write into that file."""
+    def plant(a):
+        os.mkfifo(os.path.join(a.root, "ctl.tsv"))
+        with open(os.path.join(a.root, "victim"), "w"):
+            pass
+        os.link(os.path.join(a.root, "victim"),
+                os.path.join(a.root, "state"))
+
+    a = apache("QosCtlLog ctl.tsv\nQosCtlStateFile state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert os.path.getsize(os.path.join(a.root, "victim")) == 0
+    # (A FIFO opened for writing without a reader fails at once: ENXIO.)
+    lines = [l for l in a.log().splitlines() if "going on without it" in l]
+    assert len([l for l in lines if "QosCtlLog" in l]) == 1, a.log()
+    assert len([l for l in lines if "QosCtlStateFile" in l
+                and "not a regular file" in l]) == 1, a.log()
+    assert a.get("/x.txt")[0] == 200
+
+
 def test_dangling_log_symlink_creates_nothing(apache):
     def plant(a):
         os.symlink(os.path.join(a.root, "created-by-root"),
