@@ -5,8 +5,9 @@
  * §4.2) and the counters (§6.3).  It runs on every request, so it takes
  * no lock, allocates only from the request pool, and makes no system
  * call the request would not make anyway: the time comes from
- * r->request_time, and the one stat() of a degraded tree lands in
- * r->finfo, where the directory walk reuses it instead of its own.
+ * r->request_time, and the stat() of a degraded tree lands in r->finfo,
+ * where the directory walk reuses it instead of its own.  A URI with
+ * path info costs one more stat() per segment down to its file.
  *
  * Two translate_name hooks split the work.  qc_decide runs first (after
  * mod_rewrite, so that [E=QOSCTL_CLASS:premium] counts): it classifies
@@ -289,11 +290,60 @@ int qc_decide(request_rec *r)
     return DECLINED;
 }
 
+typedef struct {
+    request_rec *r;
+    char *fn;                   /* the tree's file name for all of r->uri */
+    apr_size_t base;            /* where r->uri starts in fn */
+} qc_probe_t;
+
+static qc_uri_kind_t qc_probe(void *ctx, size_t prefix_len)
+{
+    qc_probe_t *pr = ctx;
+    char *end = pr->fn + pr->base + prefix_len;
+    char saved = *end;
+    apr_status_t rv;
+
+    *end = '\0';
+    rv = apr_stat(&pr->r->finfo, pr->fn, APR_FINFO_MIN, pr->r->pool);
+    *end = saved;
+    if (rv != APR_SUCCESS) {
+        return QC_URI_NONE;
+    }
+    return pr->r->finfo.filetype == APR_REG ? QC_URI_FILE
+           : pr->r->finfo.filetype == APR_DIR ? QC_URI_DIR : QC_URI_NONE;
+}
+
+/*
+ * fn, which stat() found to go on past a non-directory, split into a
+ * file of this tree and path info (/report.cgi/x runs this tree's
+ * report.cgi with PATH_INFO /x).  The core's directory walk takes the
+ * file's r->finfo and splices r->path_info back on, as it does for the
+ * path info it finds itself.  Returns 0 when the tree has no such file.
+ */
+static int qc_split_path_info(request_rec *r, char *fn, apr_size_t base,
+                              apr_size_t ulen)
+{
+    qc_probe_t pr;
+    apr_size_t flen;
+
+    pr.r = r;
+    pr.fn = fn;
+    pr.base = base;
+    flen = qc_uri_file_prefix(r->uri, ulen, qc_probe, &pr);
+    if (flen == 0) {
+        return 0;
+    }
+    fn[base + flen] = '\0';
+    r->path_info = apr_pstrmemdup(r->pool, r->uri + flen, ulen - flen);
+    return 1;
+}
+
 /*
  * The file for this URI in tree k or, when a degraded tree lacks it,
  * in the next higher tree that has it (admins degrade only heavy
- * files).  The top tree is not stat()ed here: the core's directory walk
- * does that and answers 404 exactly as it would without us.
+ * files).  A URI with path info counts as the file it starts with.  The
+ * top tree is not stat()ed here: the core's directory walk does that
+ * and answers 404 exactly as it would without us.
  */
 int qc_map(request_rec *r)
 {
@@ -301,6 +351,7 @@ int qc_map(request_rec *r)
     qc_request_t *rq;
     const char *root;
     apr_size_t ulen, rlen;
+    apr_status_t rv;
     char *fn;
     unsigned k;
 
@@ -332,9 +383,15 @@ int qc_map(request_rec *r)
 
         memcpy(fn + rlen, c->trees[k - 1], plen);
         memcpy(fn + rlen + plen, r->uri, ulen + 1);
-        if (k == c->levels
-            || apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool)
-               == APR_SUCCESS) {
+        if (k == c->levels) {
+            break;
+        }
+        rv = apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool);
+        /* Only ENOTDIR says that a prefix is a file: a missing file
+         * costs no more than it did. */
+        if (rv == APR_SUCCESS
+            || (APR_STATUS_IS_ENOTDIR(rv)
+                && qc_split_path_info(r, fn, rlen + plen, ulen))) {
             break;
         }
         r->finfo.filetype = APR_NOFILE;

@@ -43,3 +43,30 @@ int qc_uri_under(const char *prefix, size_t prefix_len, const char *uri)
     return uri[prefix_len] == '\0' || uri[prefix_len] == '/'
            || prefix[prefix_len - 1] == '/';
 }
+
+size_t qc_uri_file_prefix(const char *uri, size_t len,
+                          qc_uri_probe_t probe, void *ctx)
+{
+    const char *p, *end = uri + len;
+
+    if (len == 0) {
+        return 0;
+    }
+    /* The prefix before each '/' ends a segment; one before a second
+     * '/' of "//" names what the one before the first did. */
+    for (p = uri + 1; (p = memchr(p, '/', (size_t)(end - p))) != NULL;
+         p++) {
+        if (p[-1] == '/') {
+            continue;
+        }
+        switch (probe(ctx, (size_t)(p - uri))) {
+        case QC_URI_FILE:
+            return (size_t)(p - uri);
+        case QC_URI_DIR:
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 0;
+}

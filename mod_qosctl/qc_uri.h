@@ -28,4 +28,25 @@ int qc_uri_confined(const char *uri, size_t maxlen);
  */
 int qc_uri_under(const char *prefix, size_t prefix_len, const char *uri);
 
+/* What a prefix of a URI names in a tree, as a probe reports it. */
+typedef enum {
+    QC_URI_NONE = 0,            /* nothing, or nothing to serve */
+    QC_URI_DIR,
+    QC_URI_FILE
+} qc_uri_kind_t;
+
+typedef qc_uri_kind_t (*qc_uri_probe_t)(void *ctx, size_t prefix_len);
+
+/*
+ * The file part of a URI that goes on past a file (path info), split as
+ * the core's directory walk splits it: the first segment that is a file
+ * ends the file part, the rest is path info.  probe is asked about the
+ * prefixes of uri[0..len) that end a non-empty segment, shortest first,
+ * never about the whole URI (the caller has looked at that already).
+ * Returns the file part's length, or 0 when a prefix is neither a
+ * directory nor a file, or when no prefix is a file.
+ */
+size_t qc_uri_file_prefix(const char *uri, size_t len,
+                          qc_uri_probe_t probe, void *ctx);
+
 #endif /* QC_URI_H */

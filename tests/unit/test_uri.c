@@ -152,6 +152,128 @@ START_TEST(under_unnormalized_prefix)
 }
 END_TEST
 
+/* A tree in a table: the probe looks prefixes up, and counts. */
+typedef struct {
+    const char *uri;
+    const char *const *dirs;
+    const char *const *files;
+    int probes;
+    size_t last;
+} fake_tree_t;
+
+static const char *const fake_dirs[] = { "/cgi", "/cgi/sub", "/d", NULL };
+static const char *const fake_files[] = {
+    "/report.cgi", "/cgi/sub/deep.cgi", "/x.txt", "/d/fifo", NULL
+};
+
+/* Is uri[0..len) one of names, "//" read as "/" as a file system does? */
+static int fake_has(const char *const *names, const char *uri, size_t len)
+{
+    char path[64];
+    size_t i, n = 0;
+
+    ck_assert_uint_lt(len, sizeof(path));
+    for (i = 0; i < len; i++) {
+        if (uri[i] != '/' || n == 0 || path[n - 1] != '/') {
+            path[n++] = uri[i];
+        }
+    }
+    path[n] = '\0';
+    for (; *names; names++) {
+        if (!strcmp(*names, path)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static qc_uri_kind_t fake_probe(void *ctx, size_t len)
+{
+    fake_tree_t *t = ctx;
+
+    ck_assert_msg(len > t->last, "\"%s\": prefix %zu after %zu", t->uri,
+                  len, t->last);
+    ck_assert_msg(len < strlen(t->uri), "\"%s\": probed whole", t->uri);
+    t->probes++;
+    t->last = len;
+    if (len == 7 && !strncmp(t->uri, "/d/fifo", len)) {
+        return QC_URI_NONE;     /* there, but neither file nor directory */
+    }
+    if (fake_has(t->files, t->uri, len)) {
+        return QC_URI_FILE;
+    }
+    return fake_has(t->dirs, t->uri, len) ? QC_URI_DIR : QC_URI_NONE;
+}
+
+/* The file part's length of uri, and how many probes it took. */
+static size_t file_prefix(const char *uri, int *probes)
+{
+    fake_tree_t t = { uri, fake_dirs, fake_files, 0, 0 };
+    size_t n = qc_uri_file_prefix(uri, strlen(uri), fake_probe, &t);
+
+    *probes = t.probes;
+    return n;
+}
+
+#define ASSERT_FILE_PREFIX(u, want, want_probes)                         \
+    do {                                                                 \
+        int probes_;                                                     \
+        size_t n_ = file_prefix(u, &probes_);                            \
+        ck_assert_msg(n_ == (want), "\"%s\": file part %zu, not %zu",    \
+                      u, n_, (size_t)(want));                            \
+        ck_assert_msg(probes_ == (want_probes), "\"%s\": %d probes",     \
+                      u, probes_);                                       \
+    } while (0)
+
+START_TEST(file_prefix_splits_path_info)
+{
+    ASSERT_FILE_PREFIX("/report.cgi/", 11, 1);
+    ASSERT_FILE_PREFIX("/report.cgi/x", 11, 1);
+    ASSERT_FILE_PREFIX("/report.cgi/x/y", 11, 1);
+    ASSERT_FILE_PREFIX("/report.cgi/x/y/", 11, 1);
+    ASSERT_FILE_PREFIX("/cgi/sub/deep.cgi/a", 17, 3);
+    ASSERT_FILE_PREFIX("/cgi/sub/deep.cgi//a", 17, 3);
+    ASSERT_FILE_PREFIX("/x.txt/report.cgi/y", 6, 1);
+}
+END_TEST
+
+START_TEST(file_prefix_skips_empty_segments)
+{
+    /* "//" names what "/" does: no probe for the empty segment. */
+    ASSERT_FILE_PREFIX("//report.cgi/x", 12, 1);
+    ASSERT_FILE_PREFIX("/cgi//sub///deep.cgi/a", 20, 3);
+}
+END_TEST
+
+START_TEST(file_prefix_finds_nothing)
+{
+    /* The whole URI is the caller's: never probed, never the answer. */
+    ASSERT_FILE_PREFIX("/report.cgi", 0, 0);
+    ASSERT_FILE_PREFIX("/", 0, 0);
+    ASSERT_FILE_PREFIX("//", 0, 0);
+    ASSERT_FILE_PREFIX("/cgi/", 0, 1);
+    ASSERT_FILE_PREFIX("/cgi/sub/", 0, 2);
+    /* A missing segment ends the walk: nothing past it is looked at. */
+    ASSERT_FILE_PREFIX("/nowhere/report.cgi/x", 0, 1);
+    ASSERT_FILE_PREFIX("/cgi/nowhere/deep.cgi/x", 0, 2);
+    /* Neither a directory nor a file ends it too. */
+    ASSERT_FILE_PREFIX("/d/fifo/x", 0, 2);
+    ck_assert_uint_eq(qc_uri_file_prefix("", 0, fake_probe, NULL), 0);
+}
+END_TEST
+
+START_TEST(file_prefix_uses_len)
+{
+    /* The length bounds the URI; a '/' past it is not looked at. */
+    fake_tree_t t = { "/report.cgi/x", fake_dirs, fake_files, 0, 0 };
+
+    ck_assert_uint_eq(qc_uri_file_prefix(t.uri, 11, fake_probe, &t), 0);
+    ck_assert_int_eq(t.probes, 0);
+    ck_assert_uint_eq(qc_uri_file_prefix(t.uri, 12, fake_probe, &t), 11);
+    ck_assert_int_eq(t.probes, 1);
+}
+END_TEST
+
 static Suite *uri_suite(void)
 {
     Suite *s = suite_create("qc_uri");
@@ -170,6 +292,13 @@ static Suite *uri_suite(void)
     tcase_add_test(tc, under_uses_prefix_len);
     tcase_add_test(tc, under_empty_prefix);
     tcase_add_test(tc, under_unnormalized_prefix);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("file_prefix");
+    tcase_add_test(tc, file_prefix_splits_path_info);
+    tcase_add_test(tc, file_prefix_skips_empty_segments);
+    tcase_add_test(tc, file_prefix_finds_nothing);
+    tcase_add_test(tc, file_prefix_uses_len);
     suite_add_tcase(s, tc);
 
     return s;
