@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qc_parse.h"
+#include "qc_uri.h"
 
 /* Beyond any real link; keeps later integer conversions safe. */
 #define QC_RATE_MAX 1e15
@@ -370,23 +371,18 @@ const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen)
     return NULL;
 }
 
-/* Length of prefix s without its trailing '/'s (0 for the root). */
-static size_t prefix_len(const char *s)
-{
-    size_t len = strlen(s);
-
-    while (len > 0 && s[len - 1] == '/') {
-        len--;
-    }
-    return len;
-}
-
 int qc_url_prefix_contains(const char *outer, const char *inner)
 {
-    size_t lo = prefix_len(outer), li = prefix_len(inner);
+    size_t lo = strlen(outer);
 
-    return li >= lo && memcmp(outer, inner, lo) == 0
-           && (li == lo || inner[lo] == '/');
+    while (lo > 0 && outer[lo - 1] == '/') {
+        lo--;
+    }
+    /* The root contains every prefix, but not any string. */
+    if (lo == 0) {
+        return inner[0] == '/' || inner[0] == '\0';
+    }
+    return qc_uri_under(outer, lo, inner);
 }
 
 const char *qc_parse_ifname(const char *s)

@@ -59,9 +59,10 @@ const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen);
 
 /*
  * Whether URL-path prefix outer contains inner or is the same, by whole
- * segments: "/a" contains "/a" and "/a/b" but not "/ab"; "/" contains
- * every prefix.  Trailing '/'s are ignored, so values as written and as
- * qc_parse_url_prefix normalized them ("" for "/") compare alike.
+ * segments as qc_uri_under judges a URI: "/a" contains "/a" and "/a/b"
+ * but not "/ab"; "/" contains every prefix.  Trailing '/'s are ignored,
+ * so values as written and as qc_parse_url_prefix normalized them ("" for
+ * "/") compare alike.
  */
 int qc_url_prefix_contains(const char *outer, const char *inner);
 
