@@ -354,10 +354,59 @@ static double jittered(double u, unsigned *seed, double amp, double *prev)
 }
 
 /*
+ * One host on the queued link, light load from period `from` (< 0) on,
+ * then at period 0 a step to 3x what it carries at full quality, until
+ * period `to`.  The lowest tree carries the step at the bound, as on the
+ * integration testbed.  prior scales the model the controller starts
+ * from; wrong_d (> 0) is a background the fit is told at the step; amp
+ * jitters the readings (seeded by seed).  Returns the mean reading of
+ * the last 20 periods, and in *m_min the lowest level from the step on.
+ */
+static double lq_step_run(int from, int to, double prior, double wrong_d,
+                          double amp, unsigned seed, double *m_min)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
+    static lq_t lq;
+    qc_shm_t *q = make_shm(1);
+    double tail = 0.0, prev = 0.0;
+    int k;
+
+    memset(&lq, 0, sizeof(lq));
+    one_host(&ctl, &cfg, &vs, q, 0.58);
+    cfg.a0 *= prior;
+    cfg.b0 *= prior;
+    cfg.c0 *= prior;
+    qc_ctl_init(&ctl, &cfg, pool);
+    *m_min = 2.0;
+    for (k = from; k < to; k++) {
+        double uk;
+
+        if (k == 0) {
+            be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
+            if (wrong_d > 0.0) {
+                ctl.rls.theta[QC_RLS_D] = wrong_d;
+            }
+        }
+        uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
+        uk = jittered(uk, &seed, amp, &prev);
+        qc_ctl_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k - from) * 1000000);
+        if (k >= to - 20) {
+            tail += uk / 20.0;
+        }
+        if (k >= 0 && ctl.cls[QC_CLASS_BASIC].m_applied < *m_min) {
+            *m_min = ctl.cls[QC_CLASS_BASIC].m_applied;
+        }
+    }
+    return tail;
+}
+
+/*
  * The queued-link step with a sensor that jitters (in CI a link reading
  * peaked at 1.08 of the capacity) and priors 10x off either way: every
- * run degrades and holds the bound.  Here the lowest tree carries the
- * load at the bound, as on the integration testbed.
+ * run degrades and holds the bound.
  */
 START_TEST(test_step_with_a_jittery_sensor_and_wrong_priors)
 {
@@ -368,40 +417,10 @@ START_TEST(test_step_with_a_jittery_sensor_and_wrong_priors)
     for (ai = 0; ai < 3; ai++) {
         for (pi = 0; pi < 3; pi++) {
             for (seed = 1; seed <= 10; seed++) {
-                qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
-                qc_ctl_config_t cfg;
-                qc_ctl_t ctl;
-                plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
-                static lq_t lq;
-                qc_shm_t *q = make_shm(1);
-                unsigned s = seed;
-                double tail = 0.0, m_min = 2.0, prev = 0.0;
-                int k;
+                double m_min;
+                double tail = lq_step_run(-5, 60, priors[pi], 0.0,
+                                          amps[ai], seed, &m_min);
 
-                memset(&lq, 0, sizeof(lq));
-                one_host(&ctl, &cfg, &vs, q, 0.58);
-                cfg.a0 *= priors[pi];
-                cfg.b0 *= priors[pi];
-                cfg.c0 *= priors[pi];
-                qc_ctl_init(&ctl, &cfg, pool);
-                for (k = -5; k < 60; k++) {
-                    double uk;
-
-                    if (k == 0) {
-                        be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
-                    }
-                    uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC],
-                                   &be, 2, 1.0);
-                    uk = jittered(uk, &s, amps[ai], &prev);
-                    qc_ctl_step(&ctl, 1.0, uk, 0,
-                                (apr_int64_t)(k + 10) * 1000000);
-                    if (k >= 40) {
-                        tail += uk / 20.0;
-                    }
-                    if (k >= 0 && ctl.cls[QC_CLASS_BASIC].m_applied < m_min) {
-                        m_min = ctl.cls[QC_CLASS_BASIC].m_applied;
-                    }
-                }
                 if (fabs(tail - 0.58) > 0.1 || m_min > 1.5) {
                     bad++;
                     printf("jitter %.2f, prior x%.1f, seed %u: U %.3f over "
@@ -415,7 +434,6 @@ START_TEST(test_step_with_a_jittery_sensor_and_wrong_priors)
 }
 END_TEST
 
-
 /*
  * A fit that was taught a background of nearly the whole link (in CI:
  * periods with no arrivals read 0.99 while earlier replies drained)
@@ -428,33 +446,9 @@ END_TEST
  */
 START_TEST(test_a_wrong_background_cannot_blind_the_loop)
 {
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
-    static lq_t lq;
-    qc_shm_t *q = make_shm(1);
-    double tail = 0.0, m_min = 2.0;
-    int k;
+    double m_min;
+    double tail = lq_step_run(-8, 40, 1.0, 0.95, 0.0, 1, &m_min);
 
-    one_host(&ctl, &cfg, &vs, q, 0.58);
-    qc_ctl_init(&ctl, &cfg, pool);
-    for (k = -8; k < 40; k++) {
-        double uk;
-
-        if (k == 0) {
-            be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
-            ctl.rls.theta[QC_RLS_D] = 0.95;
-        }
-        uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
-        qc_ctl_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k + 10) * 1000000);
-        if (k >= 0 && ctl.cls[QC_CLASS_BASIC].m_applied < m_min) {
-            m_min = ctl.cls[QC_CLASS_BASIC].m_applied;
-        }
-        if (k >= 20) {
-            tail += uk / 20.0;
-        }
-    }
     printf("wrong background: m down to %.3f, U over the last 20 periods "
            "%.3f\n", m_min, tail);
     ck_assert(m_min < 1.5);
