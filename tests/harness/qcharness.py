@@ -289,18 +289,18 @@ class Apache(_Server):
         except OSError:
             return None, {}, b""
 
-    def raw(self, request_bytes, timeout=10):
-        """Send raw bytes; return the status code of the reply (or None)."""
+    def raw_reply(self, request_bytes, timeout=10, until=None):
+        """Send raw bytes; return the reply as it came, up to the end of
+        the connection, 1 MB, or until until(data) says it is enough."""
         with socket.create_connection((self.addr, self.port), timeout) as s:
             s.sendall(request_bytes)
             data = b""
-            while b"\r\n" not in data and len(data) < 65536:
-                chunk = s.recv(4096)
+            while len(data) < 1 << 20 and not (until and until(data)):
+                chunk = s.recv(65536)
                 if not chunk:
                     break
                 data += chunk
-        m = re.match(rb"HTTP/1\.[01] (\d{3})", data)
-        return int(m.group(1)) if m else None
+        return data
 
     def status_json(self, path="/qosctl-status"):
         code, _, body = self.get(path + "?format=json")
