@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -52,6 +53,12 @@ APLOG_USE_MODULE(qosctl);
  */
 #define QC_HUNG_PERIODS  10
 #define QC_HUNG_MIN_SEC  15.0
+
+/*
+ * The controller's nice value: an overloaded server is when it must run
+ * on time, and it needs about a millisecond a period.
+ */
+#define QC_CTL_NICE -10
 
 /* How often the supervisor looks at the heartbeat, in ms. */
 #define QC_WATCH_TICK_MS 500
@@ -329,6 +336,11 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
                           "QosCtlLog");
     cfg->state_fd = qc_open(s, qc_rt.main->state_path, O_RDWR,
                             "QosCtlStateFile");
+    /* Only root may raise a priority; the controller inherits it. */
+    if (setpriority(PRIO_PROCESS, 0, QC_CTL_NICE) != 0) {
+        ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "
+                     "runs at the server's priority");
+    }
     if (ap_run_drop_privileges(p, s) != 0) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "QosCtl: controller could not drop privileges");

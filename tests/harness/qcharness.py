@@ -323,6 +323,15 @@ def parent_pid(pid):
         return None
 
 
+def alive(pid):
+    """pid exists and is not a zombie (False once /proc forgets it)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def children_of(ppid):
     """Pids whose parent is ppid."""
     return [int(p) for p in os.listdir("/proc")
@@ -604,8 +613,10 @@ def parse_httperf(text):
 
 def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
             timeout=5, headers=(), extra=(), netns=None, hog=True,
-            wall_limit=None, cpus=None):
-    """Run httperf; return its parsed report (and the raw text as 'raw')."""
+            wall_limit=None, cpus=None, nice=None):
+    """Run httperf; return its parsed report (and the raw text as 'raw').
+    nice: run it at that nice value (httperf polls without pause, and
+    several at once would take the CPU from the server they measure)."""
     cmd = [HTTPERF, "--server", server, "--port", str(port), "--uri", uri,
            "--num-conns", str(num_conns), "--num-calls", str(num_calls),
            "--timeout", str(timeout)]
@@ -618,6 +629,8 @@ def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
     cmd += list(extra)
     if cpus:
         cmd = ["taskset", "-c", cpus] + cmd
+    if nice is not None:
+        cmd = ["nice", "-n", str(nice)] + cmd
     if netns:
         cmd = ["ip", "netns", "exec", netns] + cmd
     limit = wall_limit or (num_conns / float(rate or 100) + timeout + 60)
@@ -667,7 +680,7 @@ def httperf_clients(server, port, uri, rate, seconds, clients=40,
                 f.write("%s%sqcid=%d-%d\n\n" % (uri, sep, cid, j))
         runs[i] = httperf(server, port, uri=uri, rate=per, num_conns=conns,
                           headers=["X-Forwarded-For: " + client_address(
-                              cid)], hog=False,
+                              cid)], hog=False, nice=19,
                           extra=["--wsesslog", "%d,0,%s" % (conns, log)],
                           **kw)
 

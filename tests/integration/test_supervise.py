@@ -25,15 +25,7 @@ BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
         "</Location>\n" % T)
 
 wait_for = qcharness.wait_for
-
-
-def alive(pid):
-    """pid exists and is not a zombie."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+alive = qcharness.alive
 
 
 def controller(a):
@@ -213,3 +205,17 @@ def test_briefly_stopped_controller_and_graceful_restart_kill_nothing(
     assert fresh_controller(a)
     assert hung_lines(a) == [], a.log()
     assert "ended (status" not in a.log() and "died" not in a.log()
+
+
+# -- the controller runs ahead of the workers --------------------------------
+
+def test_controller_runs_at_a_raised_priority(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = qcharness.parent_pid(ctl)
+    workers = [p for p in a.children() if p not in (ctl, sup)]
+    # Raised below the workers' nice, which is httpd's (0 here): when
+    # the CPU is saturated it still senses and decides every period.
+    nice = lambda pid: os.getpriority(os.PRIO_PROCESS, pid)
+    assert nice(ctl) == -10
+    assert workers and all(nice(p) == nice(a.pid) == 0 for p in workers)
