@@ -344,6 +344,9 @@ const char *qc_parse_url_prefix(const char *s, char *out, unsigned outlen)
     }
     else if (s[len - 1] == '/') {
         len--;
+        if (is_blank((unsigned char)s[len - 1])) {
+            return reason_blank;
+        }
     }
     /* Every segment lies between a '/' and the next '/' or the end. */
     for (seg = s; seg < s + len; seg = p) {

@@ -12,8 +12,8 @@ int qc_uri_confined(const char *uri, size_t maxlen)
     if (uri == NULL || uri[0] != '/') {
         return 0;
     }
-    len = strnlen(uri, maxlen + 1);     /* the URI may be huge */
-    if (len > maxlen || memchr(uri, '\\', len)) {
+    len = strnlen(uri, maxlen);         /* the URI may be huge */
+    if (uri[len] != '\0' || memchr(uri, '\\', len)) {
         return 0;
     }
     /* A "." or ".." segment starts with "/.", so only dots need a look,

@@ -8,26 +8,16 @@
 
 apr_pool_t *fuzz_pool;
 
-static int fuzz_skip;
-
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    const char *skip = getenv("FUZZ_SKIP_KNOWN");
-
-    fuzz_skip = skip != NULL && strcmp(skip, "1") == 0;
     if (apr_initialize() != APR_SUCCESS
         || apr_pool_create(&fuzz_pool, NULL) != APR_SUCCESS) {
         fprintf(stderr, "fuzz: cannot initialize APR\n");
         abort();
     }
     return 0;
-}
-
-int fuzz_skip_known(void)
-{
-    return fuzz_skip;
 }
 
 static apr_status_t fuzz_free(void *p)

@@ -57,13 +57,6 @@ uint16_t fuzz_u16(fuzz_input_t *in);
 uint8_t fuzz_u8(fuzz_input_t *in);
 double fuzz_double(fuzz_input_t *in);
 
-/*
- * FUZZ_SKIP_KNOWN=1 in the environment: steer clear of the findings kept
- * under tests/fuzz/crashes/ (README.md), so that a target goes on to
- * look for others until they are fixed.
- */
-int fuzz_skip_known(void);
-
 /* Report a broken invariant and abort, so that libFuzzer keeps the input. */
 void fuzz_fail(const char *file, int line, const char *what,
                const char *detail);

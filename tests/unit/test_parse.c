@@ -475,6 +475,9 @@ START_TEST(url_prefix_output_buffer)
     /* A NULL buffer only validates. */
     QC_ACCEPT(qc_parse_url_prefix("/full", NULL, 0));
     QC_REJECT(qc_parse_url_prefix("/a/..", NULL, 0), "..");
+    /* A blank before the trailing '/' is a trailing blank once the '/' is
+     * dropped (fuzz corpus parse/regress-prefix-blank-before-slash). */
+    QC_REJECT(qc_parse_url_prefix("/x /", out, sizeof(out)), "blank");
 }
 END_TEST
 

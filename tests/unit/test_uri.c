@@ -1,5 +1,7 @@
 /* Licensed under the Apache License, Version 2.0. */
 
+#include <stdint.h>
+
 #include "qc_uri.h"
 #include "qc_test.h"
 
@@ -88,6 +90,10 @@ START_TEST(confined_length)
 
     /* A URI over the limit is refused without reading it to its end. */
     ck_assert_int_eq(qc_uri_confined(unterminated, 4), 0);
+    /* No limit: maxlen + 1 once wrapped to 0 and the URI was read past
+     * its NUL (fuzz corpus uri/regress-maxlen-size-max). */
+    ck_assert_int_eq(qc_uri_confined("/a/b", SIZE_MAX), 1);
+    ck_assert_int_eq(qc_uri_confined("/a/../b", SIZE_MAX), 0);
 }
 END_TEST
 
