@@ -60,6 +60,8 @@ static void qc_register_hooks(apr_pool_t *p)
     ap_hook_post_config(qc_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_translate_name(qc_decide, after_rewrite, NULL, APR_HOOK_FIRST);
     ap_hook_translate_name(qc_map, NULL, NULL, APR_HOOK_LAST);
+    /* Before mod_proxy's, which claims proxy: file names. */
+    ap_hook_map_to_storage(qc_map_other, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(qc_log, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qc_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, qc_status_hook, NULL, NULL,

@@ -83,6 +83,7 @@ struct qc_server_conf {
     apr_uint32_t top_fx;
     size_t tree_len[QC_MAX_TREES];
     size_t tree_maxlen;
+    const char *level_names[QC_MAX_TREES + 1];  /* "k/M", QOSCTL_LEVEL */
     qc_slot_t *slot;
     const char *key;
     server_rec *server;
@@ -143,6 +144,7 @@ apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s);
 /* qc_request.c */
 int qc_decide(request_rec *r);
 int qc_map(request_rec *r);
+int qc_map_other(request_rec *r);
 int qc_log(request_rec *r);
 
 /* qc_supervise.c: start the controller process and keep it running */

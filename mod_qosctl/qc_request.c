@@ -13,10 +13,15 @@
  * mod_rewrite, so that [E=QOSCTL_CLASS:premium] counts): it classifies
  * the client, counts the arrival, picks the level and rejects at level
  * 0.  qc_map runs last, before the core maps the URI to DocumentRoot:
- * it maps the URI into the chosen tree, leaving Alias, ProxyPass and
- * rewritten URIs to their own modules.  r->uri stays what the client
- * asked for, so subrequests (mod_dir's index lookup, SSI includes) and
- * internal redirects resolve in the same tree as their initial request.
+ * it maps the URI into the chosen tree.  A request that another
+ * module's translate_name answered first (RewriteRule, ProxyPass,
+ * Alias) is decided by qc_map_other, first in map_to_storage, which
+ * also moves a file it mapped below DocumentRoot into the tree.  Every
+ * request learns its level (QOSCTL_LEVEL, X-QosCtl-Level), so that an
+ * application behind a proxy can degrade itself.  r->uri stays what the
+ * client asked for, so subrequests (mod_dir's index lookup, SSI
+ * includes) and internal redirects resolve in the same tree as their
+ * initial request.
  */
 
 #include "httpd.h"
@@ -212,6 +217,19 @@ static qc_request_t *qc_note_new(request_rec *r)
     return rq;
 }
 
+/*
+ * The decided level, "k/M", for the application to degrade itself by (a
+ * brownout dimmer): QOSCTL_LEVEL for CGI and FastCGI, X-QosCtl-Level for
+ * a proxied backend.  Set on every request, so a client's own header
+ * never reaches the backend.
+ */
+static void qc_tell_level(request_rec *r, const qc_server_conf *c,
+                          unsigned level)
+{
+    apr_table_setn(r->subprocess_env, "QOSCTL_LEVEL", c->level_names[level]);
+    apr_table_setn(r->headers_in, "X-QosCtl-Level", c->level_names[level]);
+}
+
 /* One atomic add per request: arrivals by tree, rejections at tree 0. */
 static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
                              unsigned level)
@@ -253,6 +271,7 @@ int qc_decide(request_rec *r)
             rq->level = c->levels;
             rq->excluded = 1;
         }
+        qc_tell_level(r, c, rq->level);
         return DECLINED;
     }
 
@@ -262,6 +281,7 @@ int qc_decide(request_rec *r)
         rq->excluded = 1;
         rq->level = c->levels;
         qc_count_arrival(c, rq, rq->level);
+        qc_tell_level(r, c, rq->level);
         return DECLINED;
     }
     cs = &c->slot->cls[rq->cls];
@@ -287,6 +307,7 @@ int qc_decide(request_rec *r)
         }
         return HTTP_SERVICE_UNAVAILABLE;
     }
+    qc_tell_level(r, c, rq->level);
     return DECLINED;
 }
 
@@ -321,7 +342,7 @@ static qc_uri_kind_t qc_probe(void *ctx, size_t prefix_len)
  * path info it finds itself.  Returns 0 when the tree has no such file.
  */
 static int qc_split_path_info(request_rec *r, char *fn, apr_size_t base,
-                              apr_size_t ulen)
+                              const char *path, apr_size_t plen)
 {
     qc_probe_t pr;
     apr_size_t flen;
@@ -329,31 +350,65 @@ static int qc_split_path_info(request_rec *r, char *fn, apr_size_t base,
     pr.r = r;
     pr.fn = fn;
     pr.base = base;
-    flen = qc_uri_file_prefix(r->uri, ulen, qc_probe, &pr);
+    flen = qc_uri_file_prefix(path, plen, qc_probe, &pr);
     if (flen == 0) {
         return 0;
     }
     fn[base + flen] = '\0';
-    r->path_info = apr_pstrmemdup(r->pool, r->uri + flen, ulen - flen);
+    r->path_info = apr_pstrmemdup(r->pool, path + flen, plen - flen);
     return 1;
 }
 
 /*
- * The file for this URI in tree k or, when a degraded tree lacks it,
- * in the next higher tree that has it (admins degrade only heavy
- * files).  A URI with path info counts as the file it starts with.  The
- * top tree is not stat()ed here: the core's directory walk does that
- * and answers 404 exactly as it would without us.
+ * r->filename for path (a URL-path below DocumentRoot, confined) in the
+ * decided tree or, when a degraded tree lacks it, in the next higher
+ * tree that has it (admins degrade only heavy files).  A path with path
+ * info counts as the file it starts with.  The top tree is not stat()ed
+ * here: the core's directory walk does that and answers 404 exactly as
+ * it would without us.
  */
+static void qc_map_path(request_rec *r, const qc_server_conf *c,
+                        qc_request_t *rq, const char *path, apr_size_t plen)
+{
+    const char *root = ap_document_root(r);
+    apr_size_t rlen = strlen(root);
+    apr_status_t rv;
+    char *fn;
+    unsigned k;
+
+    /* One buffer for every tree tried; the lengths are known, so no
+     * apr_pstrcat measuring them again on every request. */
+    fn = apr_palloc(r->pool, rlen + c->tree_maxlen + plen + 1);
+    memcpy(fn, root, rlen);
+    for (k = rq->level; ; k++) {
+        apr_size_t tlen = c->tree_len[k - 1];
+
+        memcpy(fn + rlen, c->trees[k - 1], tlen);
+        memcpy(fn + rlen + tlen, path, plen + 1);
+        if (k == c->levels) {
+            break;
+        }
+        rv = apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool);
+        /* Only ENOTDIR says that a prefix is a file: a missing file
+         * costs no more than it did. */
+        if (rv == APR_SUCCESS
+            || (APR_STATUS_IS_ENOTDIR(rv)
+                && qc_split_path_info(r, fn, rlen + tlen, path, plen))) {
+            break;
+        }
+        r->finfo.filetype = APR_NOFILE;
+    }
+    rq->served_level = k;
+    r->filename = fn;
+    r->canonical_filename = fn;
+}
+
+/* The URI, in the decided tree. */
 int qc_map(request_rec *r)
 {
     qc_server_conf *c;
     qc_request_t *rq;
-    const char *root;
-    apr_size_t ulen, rlen;
-    apr_status_t rv;
-    char *fn;
-    unsigned k;
+    apr_size_t ulen;
 
     if (!qc_rt.shm || !(rq = qc_note(r)) || rq->excluded || rq->level == 0) {
         return DECLINED;
@@ -372,34 +427,76 @@ int qc_map(request_rec *r)
                       "tree: %s", r->uri);
         return HTTP_BAD_REQUEST;
     }
-    /* One buffer for every tree tried; the lengths are known, so no
-     * apr_pstrcat measuring them again on every request. */
-    root = ap_document_root(r);
-    rlen = strlen(root);
-    fn = apr_palloc(r->pool, rlen + c->tree_maxlen + ulen + 1);
-    memcpy(fn, root, rlen);
-    for (k = rq->level; ; k++) {
-        apr_size_t plen = c->tree_len[k - 1];
-
-        memcpy(fn + rlen, c->trees[k - 1], plen);
-        memcpy(fn + rlen + plen, r->uri, ulen + 1);
-        if (k == c->levels) {
-            break;
-        }
-        rv = apr_stat(&r->finfo, fn, APR_FINFO_MIN, r->pool);
-        /* Only ENOTDIR says that a prefix is a file: a missing file
-         * costs no more than it did. */
-        if (rv == APR_SUCCESS
-            || (APR_STATUS_IS_ENOTDIR(rv)
-                && qc_split_path_info(r, fn, rlen + plen, ulen))) {
-            break;
-        }
-        r->finfo.filetype = APR_NOFILE;
-    }
-    rq->served_level = k;
-    r->filename = fn;
-    r->canonical_filename = fn;
+    qc_map_path(r, c, rq, r->uri, ulen);
     return OK;
+}
+
+/*
+ * A file name another module mapped (a server-context RewriteRule's
+ * front controller: docroot/index.php), as a path below DocumentRoot
+ * and outside any tree; NULL when it is not below DocumentRoot.
+ */
+static const char *qc_docroot_path(request_rec *r, const qc_server_conf *c)
+{
+    const char *root = ap_document_root(r), *path;
+    apr_size_t rlen = strlen(root);
+    unsigned i;
+
+    if (!r->filename || strncmp(r->filename, root, rlen) != 0
+        || (r->filename[rlen] != '/' && r->filename[rlen] != '\0')) {
+        return NULL;
+    }
+    path = r->filename + rlen;
+    /* Already in a tree (a rule that names /full/...): the tree the
+     * level picks instead. */
+    for (i = 0; i < c->ntrees; i++) {
+        if (c->tree_len[i] && qc_uri_under(c->trees[i], c->tree_len[i],
+                                           path)) {
+            return path + c->tree_len[i];
+        }
+    }
+    return path;
+}
+
+/*
+ * map_to_storage, first: requests that another module's translate_name
+ * answered before qc_decide (RewriteRule, ProxyPass, Alias) are decided
+ * and counted here, and rejected at level 0.  A file below DocumentRoot
+ * is moved into the decided tree; anything else (a proxy, an Alias
+ * elsewhere) learns its level only from QOSCTL_LEVEL.
+ */
+int qc_map_other(request_rec *r)
+{
+    qc_server_conf *c;
+    qc_request_t *rq;
+    const char *path;
+    apr_size_t plen;
+    int rv;
+
+    if (!qc_rt.shm) {
+        return DECLINED;
+    }
+    if (!(rq = qc_note(r))) {
+        if ((rv = qc_decide(r)) != DECLINED) {
+            return rv;
+        }
+        rq = qc_note(r);
+    }
+    c = qc_sconf(r->server);
+    if (rq->excluded || rq->served_level || rq->level == 0
+        || c->ntrees == 0) {
+        return DECLINED;
+    }
+    path = qc_docroot_path(r, c);
+    plen = path ? strlen(path) : 0;
+    if (plen == 0 || !qc_uri_confined(path, plen)) {
+        rq->served_level = rq->level;     /* what the application is told */
+        return DECLINED;
+    }
+    /* The other module's stat() was of the file outside the tree. */
+    r->finfo.filetype = APR_NOFILE;
+    qc_map_path(r, c, rq, path, plen);
+    return DECLINED;
 }
 
 int qc_log(request_rec *r)

@@ -126,7 +126,8 @@ static void qc_slot_rebind(qc_slot_t *slot, unsigned levels)
     slot->ntrees = levels;
 }
 
-static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
+static void qc_runtime_fill(qc_server_conf *c, server_rec *s,
+                            apr_pool_t *p)
 {
     unsigned i;
 
@@ -140,6 +141,9 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s)
         if (c->tree_len[i] > c->tree_maxlen) {
             c->tree_maxlen = c->tree_len[i];
         }
+    }
+    for (i = 0; i <= c->levels; i++) {
+        c->level_names[i] = apr_psprintf(p, "%u/%u", i, c->levels);
     }
     c->server = s;
 }
@@ -213,7 +217,7 @@ static void qc_shm_bind(apr_pool_t *pconf, qc_shm_t *q, server_rec *s,
         const char *key = qc_server_key(pconf, v);
         qc_slot_t *slot = qc_slot_find(q, key);
 
-        qc_runtime_fill(c, v);
+        qc_runtime_fill(c, v, pconf);
         if (slot && claimed[slot - q->slots]) {
             /* Two hosts with one name and port: keep them apart. */
             key = apr_psprintf(pconf, "%s#%u", key, (unsigned)
