@@ -16,9 +16,9 @@
  * it maps the URI into the chosen tree.  A request that another
  * module's translate_name answered first (RewriteRule, ProxyPass,
  * Alias) is decided by qc_map_other, first in map_to_storage, which
- * also moves a file it mapped below DocumentRoot into the tree.  Every
- * request learns its level (QOSCTL_LEVEL, X-QosCtl-Level), so that an
- * application behind a proxy can degrade itself.  r->uri stays what the
+ * also moves a file it mapped below DocumentRoot into the tree.  An
+ * application learns its level (QOSCTL_LEVEL when degraded, X-QosCtl-Level
+ * behind a proxy), so that it can degrade itself.  r->uri stays what the
  * client asked for, so subrequests (mod_dir's index lookup, SSI
  * includes) and internal redirects resolve in the same tree as their
  * initial request.
@@ -218,16 +218,16 @@ static qc_request_t *qc_note_new(request_rec *r)
 }
 
 /*
- * The decided level, "k/M", for the application to degrade itself by (a
- * brownout dimmer): QOSCTL_LEVEL for CGI and FastCGI, X-QosCtl-Level for
- * a proxied backend.  Set on every request, so a client's own header
- * never reaches the backend.
+ * A degraded level, "k/M", for CGI and FastCGI to degrade by (a brownout
+ * dimmer); unset means the top, so that light load costs nothing.
  */
 static void qc_tell_level(request_rec *r, const qc_server_conf *c,
                           unsigned level)
 {
-    apr_table_setn(r->subprocess_env, "QOSCTL_LEVEL", c->level_names[level]);
-    apr_table_setn(r->headers_in, "X-QosCtl-Level", c->level_names[level]);
+    if (level < c->levels) {
+        apr_table_setn(r->subprocess_env, "QOSCTL_LEVEL",
+                       c->level_names[level]);
+    }
 }
 
 /* One atomic add per request: arrivals by tree, rejections at tree 0. */
@@ -463,7 +463,7 @@ static const char *qc_docroot_path(request_rec *r, const qc_server_conf *c)
  * answered before qc_decide (RewriteRule, ProxyPass, Alias) are decided
  * and counted here, and rejected at level 0.  A file below DocumentRoot
  * is moved into the decided tree; anything else (a proxy, an Alias
- * elsewhere) learns its level only from QOSCTL_LEVEL.
+ * elsewhere) learns its level only from QOSCTL_LEVEL or X-QosCtl-Level.
  */
 int qc_map_other(request_rec *r)
 {
@@ -483,6 +483,12 @@ int qc_map_other(request_rec *r)
         rq = qc_note(r);
     }
     c = qc_sconf(r->server);
+    /* A proxied backend is told every level, the top too, so that a
+     * client's own header never reaches it. */
+    if (rq->level && r->filename && !strncmp(r->filename, "proxy:", 6)) {
+        apr_table_setn(r->headers_in, "X-QosCtl-Level",
+                       c->level_names[rq->level]);
+    }
     if (rq->excluded || rq->served_level || rq->level == 0
         || c->ntrees == 0) {
         return DECLINED;

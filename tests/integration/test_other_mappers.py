@@ -20,8 +20,7 @@ TREES = "QosCtl On\nQosCtlContentTrees /degraded /full\n"
 
 SCRIPT = """#!/bin/sh
 printf 'Content-Type: text/plain\\n\\n'
-printf '%s env=[%s] header=[%s]\\n' {tree} "$QOSCTL_LEVEL" \\
-    "$HTTP_X_QOSCTL_LEVEL"
+printf '%s level=[%s]\\n' {tree} "$QOSCTL_LEVEL"
 """
 
 REWRITE = ("RewriteEngine On\n"
@@ -62,8 +61,9 @@ def test_front_controller_runs_in_the_decided_tree(server_factory, level,
     s = rewrite_server(server_factory, level)
     st, _, body = s.get("/app/some/page?x=1")
     assert st == 200
-    assert body.decode() == "%s env=[%s/2] header=[%s/2]\n" % (tree, level,
-                                                               level)
+    # QOSCTL_LEVEL only when degraded: unset is the top, at no cost.
+    assert body.decode() == "%s level=[%s]\n" % (
+        tree, "1/2" if level == "1" else "")
     # A rule that names the top tree is moved to the decided one too.
     st, _, body = s.get("/named/x")
     assert st == 200 and body.decode().startswith(tree + " ")
@@ -81,9 +81,10 @@ def test_front_controller_is_rejected_at_level_0(server_factory):
 
 def test_client_cannot_choose_the_level_it_is_told(server_factory):
     s = rewrite_server(server_factory, "1")
-    st, _, body = s.get("/app/x", headers={"X-QosCtl-Level": "2/2"})
+    st, _, body = s.get("/app/x", headers={"X-QosCtl-Level": "2/2",
+                                           "QOSCTL_LEVEL": "2/2"})
     assert st == 200
-    assert body.decode() == "degraded env=[1/2] header=[1/2]\n"
+    assert body.decode() == "degraded level=[1/2]\n"
 
 
 def test_rewrite_out_of_the_docroot_is_counted_not_moved(server_factory):
@@ -159,10 +160,11 @@ def test_proxied_request_is_rejected_at_level_0(server_factory, backend):
     assert _Echo.seen == []
 
 
-PHP_FULL = "<?php echo 'php level=', getenv('QOSCTL_LEVEL'), \"\\n\";\n"
+PHP_FULL = ("<?php echo 'php level=', getenv('QOSCTL_LEVEL') ?: 'top', "
+            "\"\\n\";\n")
 
 
-@pytest.mark.parametrize("level,want", [("2", "php level=2/2\n"),
+@pytest.mark.parametrize("level,want", [("2", "php level=top\n"),
                                         ("1", "snapshot\n")])
 def test_php_front_controller_on_php_fpm(server_factory, level, want):
     """The front controller of a PHP site (every path to /index.php) on
