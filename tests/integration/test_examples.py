@@ -1,5 +1,6 @@
 """conf/examples/cpu-bound.conf and php-fpm.conf, as shipped, on a real
-Apache with this build's module (and, for PHP, a real php-fpm).
+Apache with this build's module (and, for PHP, a real php-fpm); the
+premium rule of hosting.conf, as written.
 
 Each test includes the example file itself; only the Defines the example
 leaves open (QOSCTL_SITE, QOSCTL_VHOST, QOSCTL_SNAPSHOT_PORT,
@@ -199,5 +200,51 @@ def test_example_passes_config_test(site, name):
     try:
         rc, out = apache.config_test()
         assert rc == 0, out
+    finally:
+        apache.cleanup()
+
+
+# -- conf/examples/hosting.conf: premium only from what can be trusted -------
+
+def hosting_premium_rule():
+    """The example's SetEnvIfExpr that grants premium, as written (its
+    continuation lines joined as httpd joins them)."""
+    with open(os.path.join(EXAMPLES, "hosting.conf")) as f:
+        text = f.read().replace("\\\n", "")
+    rules = [l.strip() for l in text.splitlines()
+             if "QOSCTL_CLASS=premium" in l and not l.lstrip().startswith("#")]
+    assert len(rules) == 1, rules
+    return rules[0]
+
+
+def test_hosting_example_grants_premium_to_a_signed_cookie_only():
+    import hashlib
+    secret = "0123456789abcdef"
+    good = "alice." + hashlib.sha1(("%s:alice" % secret).encode()).hexdigest()
+    apache = qcharness.Apache(
+        modules=["setenvif"],
+        extra="Define QOSCTL_COOKIE_SECRET %s\nQosCtl On\n"
+              "QosCtlContentTrees /degraded /full\n%s\n"
+              "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+              "</Location>\nQosCtlExclude /qosctl-status\n"
+              % (secret, hosting_premium_rule()))
+    from conftest import make_site
+    make_site(apache.docroot)
+    forged = ["plan=gold", "qosctl=alice", "qosctl=bob." + good[6:],
+              "xqosctl=" + good, "qosctl=" + good + "x",
+              "qosctl=alice." + "0" * 40, "qosctl=Alice." + good[6:]]
+    signed = ["qosctl=" + good, "a=1; qosctl=" + good + "; b=2"]
+    try:
+        apache.start()
+        for cookie in forged + signed:
+            assert apache.get("/x.txt", headers={"Cookie": cookie})[0] == 200
+
+        def classes():
+            return apache.status_json()["vhosts"][0]["classes"]
+        assert qcharness.wait_for(
+            lambda: classes()["basic"]["arrived"]
+            + classes()["premium"]["arrived"] >= len(forged + signed))
+        assert classes()["premium"]["arrived"] == len(signed)
+        assert classes()["basic"]["arrived"] >= len(forged)
     finally:
         apache.cleanup()
