@@ -6,6 +6,9 @@
  * for scripts, ?format=prometheus for the Prometheus text format
  * (version 0.0.4).  One table of per-class metrics drives all three, so
  * they cannot disagree.  Also a short section in mod_status's page.
+ * "SetHandler qosctl-host-status" shows the same for the virtual server
+ * that serves the request alone, and nothing server-wide: what a hosting
+ * provider can open to that host's tenant.
  */
 
 #include "httpd.h"
@@ -170,7 +173,14 @@ typedef struct {
     double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
     unsigned ntrees;            /* of a_tree shown: the most any host has */
     apr_uint32_t warnings;
+    const qc_server_conf *only; /* the one host shown, NULL: all */
 } qc_global_view_t;
+
+/* Is host c in the view? */
+static int qc_shown(const qc_global_view_t *g, const qc_server_conf *c)
+{
+    return g->only == NULL || g->only == c;
+}
 
 static void qc_global_view(qc_global_view_t *g)
 {
@@ -198,6 +208,7 @@ static void qc_global_view(qc_global_view_t *g)
                       : (double)queued;
     g->calibration = qc_rd(&q->calibration_bits);
     g->warnings = apr_atomic_read32(&q->warnings);
+    g->only = NULL;
     g->ntrees = 1;
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
@@ -247,50 +258,21 @@ static void qc_json_trees(request_rec *r, const char *key,
     qc_json_counts(r, key, by_level + 1, levels);
 }
 
-static void qc_render_json(request_rec *r, const qc_global_view_t *g)
+/* The "vhosts" array and the closing brace. */
+static void qc_render_json_hosts(request_rec *r, const qc_global_view_t *g)
 {
-    const qc_server_conf *m = qc_rt.main;
     unsigned k;
     int i, first = 1;
 
-    ap_rprintf(r, "{\"enabled\":true,\"generation\":%u,"
-               "\"controller\":{\"pid\":%u,\"periods\":%" APR_UINT64_T_FMT
-               ",\"age_seconds\":", qc_rt.shm->generation, g->pid,
-               g->periods);
-    qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
-    ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
-               g->fail_open ? "true" : "false");
-    qc_json_num(r, g->cpu_ms);
-    qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
-                  ? 0.0 / 0.0 : g->accept_queue);
-    qc_json_field(r, "},\"model\":{\"a\":", g->a);
-    qc_json_field(r, ",\"b\":", g->b);
-    qc_json_field(r, ",\"c\":", g->c);
-    qc_json_field(r, ",\"d\":", g->d);
-    qc_json_field(r, "},\"utilization\":{\"measured\":", g->u_measured);
-    qc_json_field(r, ",\"bound\":", m->bound);
-    qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
-    qc_json_field(r, ",\"u_target\":", g->u_be_target);
-    qc_json_field(r, "},\"period\":", m->period);
-    qc_json_field(r, ",\"calibration\":", g->calibration);
-    for (k = 0; k < g->ntrees; k++) {
-        qc_json_field(r, k ? "," : ",\"a_tree\":[", g->a_tree[k]);
-    }
-    ap_rputs("],\"warnings\":[", r);
-    for (k = 0, first = 1; k < QC_NWARNINGS; k++) {
-        if (g->warnings & qc_warnings[k].bit) {
-            ap_rprintf(r, "%s\"%s\"", first ? "" : ",", qc_warnings[k].kind);
-            first = 0;
-        }
-    }
-    ap_rputc(']', r);
-    first = 1;
     ap_rputs(",\"vhosts\":[", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
         int cls;
 
+        if (!qc_shown(g, c)) {
+            continue;
+        }
         ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
         first = 0;
         qc_json_str(r, c->key);
@@ -332,6 +314,53 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     ap_rputs("]}\n", r);
 }
 
+static void qc_render_json(request_rec *r, const qc_global_view_t *g)
+{
+    const qc_server_conf *m = qc_rt.main;
+    unsigned k;
+    int first = 1;
+
+    if (g->only) {
+        ap_rprintf(r, "{\"enabled\":true,\"scope\":\"host\","
+                   "\"fail_open\":%s", g->fail_open ? "true" : "false");
+        qc_render_json_hosts(r, g);
+        return;
+    }
+    ap_rprintf(r, "{\"enabled\":true,\"scope\":\"server\","
+               "\"generation\":%u,"
+               "\"controller\":{\"pid\":%u,\"periods\":%" APR_UINT64_T_FMT
+               ",\"age_seconds\":", qc_rt.shm->generation, g->pid,
+               g->periods);
+    qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
+    ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
+               g->fail_open ? "true" : "false");
+    qc_json_num(r, g->cpu_ms);
+    qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
+                  ? 0.0 / 0.0 : g->accept_queue);
+    qc_json_field(r, "},\"model\":{\"a\":", g->a);
+    qc_json_field(r, ",\"b\":", g->b);
+    qc_json_field(r, ",\"c\":", g->c);
+    qc_json_field(r, ",\"d\":", g->d);
+    qc_json_field(r, "},\"utilization\":{\"measured\":", g->u_measured);
+    qc_json_field(r, ",\"bound\":", m->bound);
+    qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
+    qc_json_field(r, ",\"u_target\":", g->u_be_target);
+    qc_json_field(r, "},\"period\":", m->period);
+    qc_json_field(r, ",\"calibration\":", g->calibration);
+    for (k = 0; k < g->ntrees; k++) {
+        qc_json_field(r, k ? "," : ",\"a_tree\":[", g->a_tree[k]);
+    }
+    ap_rputs("],\"warnings\":[", r);
+    for (k = 0, first = 1; k < QC_NWARNINGS; k++) {
+        if (g->warnings & qc_warnings[k].bit) {
+            ap_rprintf(r, "%s\"%s\"", first ? "" : ",", qc_warnings[k].kind);
+            first = 0;
+        }
+    }
+    ap_rputc(']', r);
+    qc_render_json_hosts(r, g);
+}
+
 static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
                           double v)
 {
@@ -340,10 +369,10 @@ static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
                qc_pdouble(r->pool, "%.15g", v));
 }
 
-static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
+/* What concerns the whole server: the resource, model and controller. */
+static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
 {
-    unsigned j, k;
-    int i, cls;
+    unsigned k;
 
     qc_prom_gauge(r, "utilization_bound", "Utilization set point.",
                   qc_rt.main->bound);
@@ -360,8 +389,6 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
     qc_prom_gauge(r, "controller_age_seconds",
                   "Seconds since the controller's last period "
                   "(-1: never ran).", g->age < 0 ? -1.0 : g->age / 1e6);
-    qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
-                  g->fail_open);
     qc_prom_gauge(r, "accept_queue", "Connections waiting for httpd to "
                   "accept them, at the last period (-1: unknown).",
                   g->accept_queue);
@@ -385,7 +412,18 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
                    qc_warnings[k].kind,
                    (g->warnings & qc_warnings[k].bit) != 0);
     }
+}
 
+static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
+{
+    unsigned j, k;
+    int i, cls;
+
+    qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
+                  g->fail_open);
+    if (!g->only) {
+        qc_render_prom_server(r, g);
+    }
     for (j = 0; j < QC_NMETRICS; j++) {
         const qc_metric_t *m = &qc_metrics[j];
         const char *sfx = m->counter ? "_total" : "";
@@ -396,8 +434,12 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
         for (i = 0; i < qc_rt.servers->nelts; i++) {
             const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                     qc_server_conf *);
-            const char *vh = qc_prom_label(r->pool, c->key);
+            const char *vh;
 
+            if (!qc_shown(g, c)) {
+                continue;
+            }
+            vh = qc_prom_label(r->pool, c->key);
             for (cls = 0; cls < QC_NCLASSES; cls++) {
                 qc_class_view_t v;
 
@@ -413,8 +455,12 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
-        const char *vh = qc_prom_label(r->pool, c->key);
+        const char *vh;
 
+        if (!qc_shown(g, c)) {
+            continue;
+        }
+        vh = qc_prom_label(r->pool, c->key);
         for (cls = 0; cls < QC_NCLASSES; cls++) {
             for (k = 1; k <= c->levels; k++) {
                 ap_rprintf(r, "qosctl_tree_responses_total{vhost=\"%s\","
@@ -428,13 +474,11 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
     }
 }
 
-static void qc_render_html(request_rec *r, const qc_global_view_t *g)
+/* What concerns the whole server: the resource, model and controller. */
+static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
 {
     unsigned j;
-    int i, cls;
 
-    ap_rputs(DOCTYPE_HTML_4_01 "<html><head><title>mod_qosctl status"
-             "</title></head><body><h1>mod_qosctl</h1>\n", r);
     ap_rprintf(r, "<p>Utilization: measured %s, bound %s; model a = %s s, "
                "b = %s s/B, c = %s s; best effort m = %s</p>\n",
                qc_pdouble(r->pool, "%.3f", g->u_measured),
@@ -468,6 +512,23 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
                    : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
     }
+}
+
+static void qc_render_html(request_rec *r, const qc_global_view_t *g)
+{
+    unsigned j;
+    int i, cls;
+
+    ap_rputs(DOCTYPE_HTML_4_01 "<html><head><title>mod_qosctl status"
+             "</title></head><body><h1>mod_qosctl</h1>\n", r);
+    if (g->only) {
+        ap_rprintf(r, "<p>%s</p>\n", g->fail_open ? "Control is off for now "
+                   "(<b>failing open</b>): every request is served at full "
+                   "quality." : "Control is on.");
+    }
+    else {
+        qc_render_html_server(r, g);
+    }
     ap_rputs("<table border=\"1\"><tr><th>virtual server</th>"
              "<th>class</th>", r);
     for (j = 0; j < QC_NMETRICS; j++) {
@@ -477,6 +538,10 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
+
+        if (!qc_shown(g, c)) {
+            continue;
+        }
         for (cls = 0; cls < QC_NCLASSES; cls++) {
             qc_class_view_t v;
             unsigned k;
@@ -520,8 +585,10 @@ int qc_status_handler(request_rec *r)
 {
     qc_format_e fmt;
     qc_global_view_t g;
+    int host;
 
-    if (strcmp(r->handler, "qosctl-status")) {
+    host = !strcmp(r->handler, "qosctl-host-status");
+    if (!host && strcmp(r->handler, "qosctl-status")) {
         return DECLINED;
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);
@@ -544,6 +611,7 @@ int qc_status_handler(request_rec *r)
         return OK;
     }
     qc_global_view(&g);
+    g.only = host ? qc_sconf(r->server) : NULL;
     if (fmt == QC_FMT_JSON) {
         qc_render_json(r, &g);
     }
