@@ -176,10 +176,13 @@ typedef struct {
     const qc_server_conf *only; /* the one host shown, NULL: all */
 } qc_global_view_t;
 
-/* Is host c in the view? */
-static int qc_shown(const qc_global_view_t *g, const qc_server_conf *c)
+/* The i-th host, or NULL when the view leaves it out. */
+static const qc_server_conf *qc_shown(const qc_global_view_t *g, int i)
 {
-    return g->only == NULL || g->only == c;
+    const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
+                                            qc_server_conf *);
+
+    return g->only == NULL || g->only == c ? c : NULL;
 }
 
 static void qc_global_view(qc_global_view_t *g)
@@ -266,11 +269,10 @@ static void qc_render_json_hosts(request_rec *r, const qc_global_view_t *g)
 
     ap_rputs(",\"vhosts\":[", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
-                                                qc_server_conf *);
+        const qc_server_conf *c = qc_shown(g, i);
         int cls;
 
-        if (!qc_shown(g, c)) {
+        if (c == NULL) {
             continue;
         }
         ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
@@ -432,11 +434,10 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
                    m->key, sfx, m->help, m->key, sfx,
                    m->counter ? "counter" : "gauge");
         for (i = 0; i < qc_rt.servers->nelts; i++) {
-            const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
-                                                    qc_server_conf *);
+            const qc_server_conf *c = qc_shown(g, i);
             const char *vh;
 
-            if (!qc_shown(g, c)) {
+            if (c == NULL) {
                 continue;
             }
             vh = qc_prom_label(r->pool, c->key);
@@ -453,11 +454,10 @@ static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
     ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
              "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
-                                                qc_server_conf *);
+        const qc_server_conf *c = qc_shown(g, i);
         const char *vh;
 
-        if (!qc_shown(g, c)) {
+        if (c == NULL) {
             continue;
         }
         vh = qc_prom_label(r->pool, c->key);
@@ -536,10 +536,9 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
     }
     ap_rputs("<th>responses by tree</th></tr>\n", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
-                                                qc_server_conf *);
+        const qc_server_conf *c = qc_shown(g, i);
 
-        if (!qc_shown(g, c)) {
+        if (c == NULL) {
             continue;
         }
         for (cls = 0; cls < QC_NCLASSES; cls++) {
