@@ -474,3 +474,39 @@ const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
     }
     return NULL;
 }
+
+const char *qc_parse_status_query(const char *args, qc_status_format_e *fmt)
+{
+    static const struct {
+        const char *name;
+        qc_status_format_e fmt;
+    } names[] = {
+        { "html", QC_STATUS_HTML },
+        { "json", QC_STATUS_JSON },
+        { "prometheus", QC_STATUS_PROMETHEUS },
+    };
+    qc_status_format_e found = QC_STATUS_HTML;
+    const char *p = args, *end, *value;
+    size_t n, i;
+
+    while (p && *p) {
+        end = strchr(p, '&');
+        n = end ? (size_t)(end - p) : strlen(p);
+        if (n >= 7 && !strncmp(p, "format=", 7)) {
+            value = p + 7;
+            for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+                if (strlen(names[i].name) == n - 7
+                    && !strncmp(value, names[i].name, n - 7)) {
+                    break;
+                }
+            }
+            if (i == sizeof(names) / sizeof(names[0])) {
+                return "unknown format (use html, json or prometheus)";
+            }
+            found = names[i].fmt;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    *fmt = found;
+    return NULL;
+}

@@ -81,4 +81,20 @@ const char *qc_parse_ifname(const char *s);
 const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
                              unsigned max);
 
+/* The status page's formats, by ?format= */
+typedef enum {
+    QC_STATUS_HTML,
+    QC_STATUS_JSON,
+    QC_STATUS_PROMETHEUS
+} qc_status_format_e;
+
+/*
+ * The status page's query string (NULL or "" is HTML): '&'-separated
+ * fields; the one named exactly "format" picks the format, "html",
+ * "json" or "prometheus", the last one given winning; other fields are
+ * ignored (a cache-busting "t=123").  Returns NULL and sets *fmt, or a
+ * reason for an unknown format, leaving *fmt alone.
+ */
+const char *qc_parse_status_query(const char *args, qc_status_format_e *fmt);
+
 #endif /* QC_PARSE_H */

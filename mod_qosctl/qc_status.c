@@ -21,6 +21,7 @@
 
 #include "mod_qosctl.h"
 #include "qc_heartbeat.h"
+#include "qc_parse.h"
 
 static const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
@@ -59,7 +60,6 @@ static const qc_metric_t qc_metrics[] = {
 };
 #define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
 
-typedef enum { QC_FMT_HTML, QC_FMT_JSON, QC_FMT_PROM } qc_format_e;
 
 static double qc_rd(volatile apr_uint64_t *bits)
 {
@@ -567,22 +567,9 @@ static void qc_render_html(request_rec *r, const qc_global_view_t *g)
     ap_rputs("</table></body></html>\n", r);
 }
 
-static qc_format_e qc_format(const request_rec *r)
-{
-    const char *a = r->args;
-
-    if (a && ap_strstr_c(a, "format=json")) {
-        return QC_FMT_JSON;
-    }
-    if (a && ap_strstr_c(a, "format=prometheus")) {
-        return QC_FMT_PROM;
-    }
-    return QC_FMT_HTML;
-}
-
 int qc_status_handler(request_rec *r)
 {
-    qc_format_e fmt;
+    qc_status_format_e fmt;
     qc_global_view_t g;
     int host;
 
@@ -594,9 +581,11 @@ int qc_status_handler(request_rec *r)
     if (r->method_number != M_GET) {
         return HTTP_METHOD_NOT_ALLOWED;
     }
-    fmt = qc_format(r);
-    ap_set_content_type(r, fmt == QC_FMT_JSON ? "application/json"
-                        : fmt == QC_FMT_PROM
+    if (qc_parse_status_query(r->args, &fmt) != NULL) {
+        return HTTP_BAD_REQUEST;
+    }
+    ap_set_content_type(r, fmt == QC_STATUS_JSON ? "application/json"
+                        : fmt == QC_STATUS_PROMETHEUS
                         ? "text/plain; version=0.0.4; charset=utf-8"
                         : "text/html; charset=utf-8");
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
@@ -604,17 +593,17 @@ int qc_status_handler(request_rec *r)
         return OK;
     }
     if (!qc_rt.shm) {
-        ap_rputs(fmt == QC_FMT_JSON ? "{\"enabled\":false}\n"
-                 : fmt == QC_FMT_PROM ? "# mod_qosctl is off\n"
+        ap_rputs(fmt == QC_STATUS_JSON ? "{\"enabled\":false}\n"
+                 : fmt == QC_STATUS_PROMETHEUS ? "# mod_qosctl is off\n"
                  : "<p>mod_qosctl is off (QosCtl Off).</p>\n", r);
         return OK;
     }
     qc_global_view(&g);
     g.only = host ? qc_sconf(r->server) : NULL;
-    if (fmt == QC_FMT_JSON) {
+    if (fmt == QC_STATUS_JSON) {
         qc_render_json(r, &g);
     }
-    else if (fmt == QC_FMT_PROM) {
+    else if (fmt == QC_STATUS_PROMETHEUS) {
         qc_render_prom(r, &g);
     }
     else {

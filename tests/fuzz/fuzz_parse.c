@@ -348,6 +348,46 @@ static void fuzz_cpulist(const char *s, unsigned max, unsigned seed)
     }
 }
 
+/*
+ * The status page's query: the format is that of the last "format="
+ * field, which must name one exactly, else the query is refused and fmt
+ * is untouched; fields that are not "format=" never matter.
+ */
+static void fuzz_status_query(const char *s)
+{
+    qc_status_format_e fmt = (qc_status_format_e)99, want = QC_STATUS_HTML;
+    const char *reason = qc_parse_status_query(s, &fmt);
+    const char *p = s;
+    int bad = 0;
+
+    fuzz_check_reason(reason, s);
+    while (*p) {
+        const char *end = strchr(p, '&');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+
+        if (n >= 7 && !strncmp(p, "format=", 7)) {
+            if (n == 11 && !strncmp(p + 7, "html", 4)) {
+                want = QC_STATUS_HTML;
+            }
+            else if (n == 11 && !strncmp(p + 7, "json", 4)) {
+                want = QC_STATUS_JSON;
+            }
+            else if (n == 17 && !strncmp(p + 7, "prometheus", 10)) {
+                want = QC_STATUS_PROMETHEUS;
+            }
+            else {
+                bad = 1;
+            }
+        }
+        if (!end) {
+            break;
+        }
+        p = end + 1;
+    }
+    FUZZ_CHECK((reason != NULL) == bad, s);
+    FUZZ_CHECK(bad ? (int)fmt == 99 : fmt == want, s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -374,6 +414,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(qc_url_prefix_contains(s, s) == 1, s);
     fuzz_ifname(s);
     fuzz_cpulist(s, FUZZ_MAX_CPUS, 0);          /* QosCtlResource cpu */
+    fuzz_status_query(s);                       /* ?format= */
     if (more) {
         fuzz_double_one(s, lo, hi);
         fuzz_long_one(s, llo, lhi);

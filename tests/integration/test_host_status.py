@@ -80,3 +80,18 @@ def test_server_view_still_shows_every_host(tenants):
     assert {"alice.example:%d" % tenants.port,
             "bob.example:%d" % tenants.port} <= keys
     assert tenants.status()["scope"] == "server"
+
+
+def test_status_query_is_parsed_exactly(tenants):
+    """?format= picks the format by exact value; a cache buster is
+    ignored; an unknown format is refused, not shown as HTML."""
+    get = lambda q: tenants.get("/qosctl-status" + q,
+                                headers={"Host": "alice.example"})
+    st, headers, body = get("?t=17&format=json")
+    assert st == 200 and headers["Content-Type"] == "application/json"
+    assert json.loads(body)["scope"] == "host"
+    assert get("?format=prometheus")[1]["Content-Type"].startswith(
+        "text/plain; version=0.0.4")
+    for q in ("?format=xml", "?format=jsonx", "?format="):
+        assert get(q)[0] == 400, q
+    assert get("?xformat=json")[1]["Content-Type"].startswith("text/html")

@@ -459,6 +459,42 @@ START_TEST(url_prefix_length)
 }
 END_TEST
 
+START_TEST(status_query)
+{
+    static const struct {
+        const char *args;
+        qc_status_format_e want;
+    } ok[] = {
+        { NULL, QC_STATUS_HTML },
+        { "", QC_STATUS_HTML },
+        { "format=json", QC_STATUS_JSON },
+        { "format=prometheus", QC_STATUS_PROMETHEUS },
+        { "format=html", QC_STATUS_HTML },
+        { "t=123&format=json", QC_STATUS_JSON },
+        { "format=json&format=prometheus", QC_STATUS_PROMETHEUS },
+        { "xformat=json", QC_STATUS_HTML },     /* a field of its own */
+        { "&&format=json&", QC_STATUS_JSON },
+    };
+    static const char *const bad[] = {
+        "format=", "format=jsonx", "format=JSON", "format=json2&t=1",
+        "a=1&format=xml",
+    };
+    qc_status_format_e fmt;
+    size_t i;
+
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        fmt = (qc_status_format_e)99;
+        QC_ACCEPT(qc_parse_status_query(ok[i].args, &fmt));
+        ck_assert_int_eq(fmt, ok[i].want);
+    }
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        fmt = (qc_status_format_e)99;
+        QC_REJECT(qc_parse_status_query(bad[i], &fmt), "format");
+        ck_assert_int_eq(fmt, 99);
+    }
+}
+END_TEST
+
 START_TEST(url_prefix_output_buffer)
 {
     char out[6];
@@ -649,6 +685,7 @@ static Suite *parse_suite(void)
     tc = tcase_create("cpulist");
     tcase_add_test(tc, cpulist_accepts);
     tcase_add_test(tc, cpulist_rejects);
+    tcase_add_test(tc, status_query);
     suite_add_tcase(s, tc);
 
     return s;
