@@ -260,6 +260,7 @@ def run_load(tb, port, uri, segments, timeout):
     started on time whether or not the previous one has drained, so load
     is continuous.  Returns (t0, reports in segment order)."""
     reps = [None] * len(segments)
+    why = [None] * len(segments)
     t0 = time.time() + 0.2
 
     def one(i, start, secs, rate):
@@ -269,8 +270,8 @@ def run_load(tb, port, uri, segments, timeout):
                 tb.server_addr, port, uri, rate=rate,
                 num_conns=max(1, int(round(rate * secs))), timeout=timeout,
                 netns=tb.client_ns[0], cpus=qcbench.CLIENT_CPUS)
-        except subprocess.TimeoutExpired:
-            pass                # reps[i] stays None: said below
+        except (subprocess.TimeoutExpired, RuntimeError) as e:
+            why[i] = str(e)[-300:]      # reps[i] stays None: said below
     threads = [threading.Thread(target=one, args=(i,) + s, daemon=True)
                for i, s in enumerate(segments)]
     for t in threads:
@@ -279,7 +280,9 @@ def run_load(tb, port, uri, segments, timeout):
     for t in threads:
         t.join(max(1, t0 + end - time.time()))
     if None in reps:
-        raise RuntimeError("an httperf segment did not finish")
+        i = reps.index(None)
+        raise RuntimeError("httperf segment %d of %d did not finish: %s"
+                           % (i, len(reps), why[i] or "still running"))
     return t0, reps
 
 
