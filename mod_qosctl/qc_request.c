@@ -442,6 +442,9 @@ static const char *qc_docroot_path(request_rec *r, const qc_server_conf *c)
     apr_size_t rlen = strlen(root);
     unsigned i;
 
+    if (rlen && root[rlen - 1] == '/') {
+        rlen--;                 /* DocumentRoot "/" */
+    }
     if (!r->filename || strncmp(r->filename, root, rlen) != 0
         || (r->filename[rlen] != '/' && r->filename[rlen] != '\0')) {
         return NULL;
