@@ -97,7 +97,9 @@ typedef struct {
     volatile apr_uint64_t calibration_bits;
     /* QC_WARN_* bits: what the controller wants an admin to know. */
     volatile apr_uint32_t warnings;
-    volatile apr_uint32_t pad1;
+    /* Times a jump of load saturated the resource within a period and
+     * best effort went to the lowest tree at once (qc_ctl_valve). */
+    volatile apr_uint32_t valve_firings;
     volatile apr_uint64_t u_measured_bits;
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
     volatile apr_uint64_t u_best_effort_target_bits;

@@ -96,6 +96,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->floor_cur = -1.0;
     ctl->floor_prev = -1.0;
     ctl->queued = -1;
+    ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
+    ctl->valves = apr_atomic_read32(&q->valve_firings);
     qc_ctl_log_init(ctl, p);
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
@@ -118,6 +120,17 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
     ctl->prev_u = u_measured;
     ctl->periods++;
     qc_ctl_log_period(ctl, now_us);
+    ctl->valved_last = ctl->valved;
+    ctl->valved = 0;
     qc_ctl_save_state(ctl);
     qc_ctl_publish(ctl, now_us);
+}
+
+int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)
+{
+    if (!qc_ctl_valve(ctl, dt, u_tick)) {
+        return 0;
+    }
+    qc_ctl_publish_levels(ctl);
+    return 1;
 }

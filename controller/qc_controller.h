@@ -105,6 +105,16 @@ typedef struct {
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
+    /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
+     * the lowest trees at the last tick and when the run began, and its
+     * length; the rate of those the levels are expected to decide; the
+     * valve's firings. */
+    unsigned tick_saturated;
+    double tick_upper, tick_upper0, tick_seconds;
+    double upper_rate;
+    unsigned long valves;
+    int valved;                 /* the valve fired in this period */
+    int valved_last;            /* ... in the last one */
     char *logbuf;               /* one period of QosCtlLog */
     apr_size_t logcap;
     unsigned long periods;
@@ -125,6 +135,19 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
  */
 void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                  apr_int64_t now_us);
+
+/*
+ * One tick within a period: dt seconds since the last tick, u_tick the
+ * sensors' reading over it (< 0: unknown).  A jump of load that
+ * saturates the resource sends best effort to the lowest tree at once,
+ * published before it returns, instead of a period later.  Returns
+ * nonzero when it did.  Optional: qc_ctl_step alone controls too.
+ */
+int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick);
+
+/* Ticks per period (at most), and the shortest tick, in seconds. */
+#define QC_CTL_TICKS 10
+#define QC_CTL_TICK_MIN 0.05
 
 /*
  * Run periods until *stop is set or the parent (pid) is gone.  Returns

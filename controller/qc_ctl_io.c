@@ -45,13 +45,12 @@ static unsigned qc_popcount(apr_uint64_t v)
 }
 
 static void qc_publish_class(const qc_ctl_class_t *cl, qc_class_shm_t *cs,
-                             unsigned levels, int fixed)
+                             int fixed)
 {
     apr_atomic_set64(&cs->spread_mask, cl->spread.mask);
     if (fixed) {
         return;                 /* QosCtlFixedLevel: the module's level */
     }
-    apr_atomic_set32(&cs->level_fx, qc_level_to_fx(cl->m_applied, levels));
     apr_atomic_set64(&cs->r_bits, qc_dbits(cl->r));
     apr_atomic_set64(&cs->r_rej_bits, qc_dbits(cl->r_rej));
     apr_atomic_set64(&cs->w_bits, qc_dbits(cl->w));
@@ -81,6 +80,25 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
     }
 }
 
+/* The levels alone, as the valve changes them within a period. */
+void qc_ctl_publish_levels(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
+            apr_atomic_set32(&cfg->vs[i].slot->cls[k].level_fx,
+                             qc_level_to_fx(qc_cls(ctl, i, k)->m_applied,
+                                            cfg->vs[i].levels));
+        }
+    }
+    apr_atomic_set64(&cfg->shm->m_best_effort_bits,
+                     qc_dbits(qc_pi_output(&ctl->be)));
+    apr_atomic_set32(&cfg->shm->valve_firings, (apr_uint32_t)ctl->valves);
+}
+
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -89,10 +107,11 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     unsigned i, j;
     int k;
 
+    qc_ctl_publish_levels(ctl);
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_publish_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
-                             cfg->vs[i].levels, cfg->vs[i].fixed);
+                             cfg->vs[i].fixed);
         }
     }
     apr_atomic_set64(&q->accept_queue, ctl->queued < 0 ? ~(apr_uint64_t)0
@@ -110,8 +129,6 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
         qc_note_warnings(before, ctl->warnings);
     }
     apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
-    apr_atomic_set64(&q->m_best_effort_bits,
-                     qc_dbits(qc_pi_output(&ctl->be)));
     apr_atomic_set64(&q->u_best_effort_target_bits,
                      qc_dbits(ctl->be_target));
     apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
@@ -154,7 +171,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
     if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
         qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
-                   "a_next\tspread\td\tbacklog\n");
+                   "a_next\tspread\td\tbacklog\tvalve\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -162,13 +179,14 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
-                       "%.4g\t%u\t%.4g\t%.4g\n", now_us / 1e6, cfg->vs[i].name,
+                       "%.4g\t%u\t%.4g\t%.4g\t%d\n", now_us / 1e6,
+                       cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
                        cl->u_target, cl->m_applied, ctl->u_measured,
                        ctl->model.a, ctl->model.b, ctl->model.c,
                        ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
                        qc_popcount(cl->spread.mask), ctl->model.d,
-                       ctl->backlog);
+                       ctl->backlog, ctl->valved);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {
@@ -216,17 +234,36 @@ static double qc_cpu_seconds(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Ticks in a period: as many as fit QC_CTL_TICK_MIN, at most
+ * QC_CTL_TICKS. */
+static unsigned qc_ticks(double period)
+{
+    unsigned n = (unsigned)(period / QC_CTL_TICK_MIN);
+
+    return n < 1 ? 1 : n > QC_CTL_TICKS ? QC_CTL_TICKS : n;
+}
+
+/*
+ * The timer: a tick every period / qc_ticks(), the period's step at
+ * every last one.  The ticks read a copy of the sensors, so that the
+ * period's own reading spans the whole period.
+ */
 int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
 {
     qc_ctl_config_t *cfg = ctl->cfg;
-    double last = qc_mono(), next = last;
+    qc_sensor_t fast[QC_CTL_MAX_SENSORS];
+    unsigned ticks = qc_ticks(cfg->period), tick = 0;
+    double tick_len = cfg->period / ticks;
+    double last = qc_mono(), next = last, last_tick = last, cpu = 0.0;
 
+    memcpy(fast, cfg->sensors, sizeof(fast));
     qc_sensors_max(cfg->sensors, cfg->nsensors, last);    /* prime */
+    qc_sensors_max(fast, cfg->nsensors, last);
     while (!*stop) {
         struct timespec ts;
         double now, cpu0;
 
-        next += cfg->period;
+        next += tick_len;
         ts.tv_sec = (time_t)next;
         ts.tv_nsec = (long)((next - (double)ts.tv_sec) * 1e9);
         if (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)
@@ -238,13 +275,27 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         }
         cpu0 = qc_cpu_seconds();
         now = qc_mono();
+        if (++tick < ticks) {
+            qc_ctl_tick(ctl, now - last_tick,
+                        qc_sensors_max(fast, cfg->nsensors, now));
+            last_tick = now;
+            cpu += qc_cpu_seconds() - cpu0;
+            continue;
+        }
+        tick = 0;
+        /* The tick that ends the period reads like any other, so that
+         * the fast sensors span each tick alike. */
+        qc_ctl_tick(ctl, now - last_tick,
+                    qc_sensors_max(fast, cfg->nsensors, now));
+        last_tick = now;
         qc_ctl_step(ctl, now - last,
                     qc_sensors_max(cfg->sensors, cfg->nsensors, now),
                     qc_backlog_read(&cfg->backlog), apr_time_now());
         last = now;
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
-                         ((qc_cpu_seconds() - cpu0) * 1e9));
-        if (now - next > cfg->period) {
+                         ((cpu + qc_cpu_seconds() - cpu0) * 1e9));
+        cpu = 0.0;
+        if (now - next > tick_len) {
             next = now;         /* overslept (suspend, overload): resync */
         }
     }

@@ -21,6 +21,14 @@
 /* Saturated periods in a row after which best effort degrades fully. */
 #define QC_CTL_VALVE_PERIODS 2
 
+/* The valve within a period (qc_ctl_valve): saturated ticks in a row,
+ * and how far the rate decided above the lowest trees over them must
+ * exceed the last period's (relative, and in requests/s so that an
+ * idle period's 0 is no reference every burst exceeds). */
+#define QC_CTL_VALVE_TICKS 3
+#define QC_CTL_VALVE_JUMP 1.5
+#define QC_CTL_VALVE_LEAST 5.0
+
 /* Periods over which best effort drains a backlog: held at the bound it
  * would drain at the resource's spare 10% (a 2 s backlog after a step to
  * 3x: 20 s of queueing, and clients time out). */
@@ -43,10 +51,9 @@
 /* The fitted background at or over the bound: say so.  The loops do
  * not shed it: the calibration takes it out of the requests' share. */
 
-/* The fewest trees of a host with traffic the best-effort level
- * drives: m_b of 1 / this serves every such host from its lowest tree
- * or above.  An idle host must not hold the others at its range. */
-static unsigned qc_min_levels(qc_ctl_t *ctl)
+/* The fewest trees of a host a loop drives (busy: one with traffic in
+ * the last period); 0 for none. */
+static unsigned qc_fewest_levels(qc_ctl_t *ctl, int busy)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     unsigned i, m = 0;
@@ -55,11 +62,29 @@ static unsigned qc_min_levels(qc_ctl_t *ctl)
         unsigned levels = cfg->vs[i].levels;
 
         if (!cfg->vs[i].fixed && (m == 0 || levels < m)
-            && qc_cls(ctl, i, QC_CLASS_PREMIUM)->r
-               + qc_cls(ctl, i, QC_CLASS_BASIC)->r > 0.0) {
+            && (!busy || qc_cls(ctl, i, QC_CLASS_PREMIUM)->r
+                         + qc_cls(ctl, i, QC_CLASS_BASIC)->r > 0.0)) {
             m = levels;
         }
     }
+    return m;
+}
+
+/* The fewest trees of a host with traffic the best-effort level
+ * drives: m_b of 1 / this serves every such host from its lowest tree
+ * or above.  An idle host must not hold the others at its range. */
+static unsigned qc_min_levels(qc_ctl_t *ctl)
+{
+    unsigned m = qc_fewest_levels(ctl, 1);
+
+    return m ? m : 1;
+}
+
+/* The same over every host: at a cold start none had traffic. */
+static unsigned qc_min_levels_any(qc_ctl_t *ctl)
+{
+    unsigned m = qc_fewest_levels(ctl, 0);
+
     return m ? m : 1;
 }
 
@@ -97,6 +122,14 @@ static double qc_reading_floor(qc_ctl_t *ctl)
         return ctl->floor_prev;
     }
     return ctl->floor_cur;
+}
+
+/* The period the valve fired in, and the next: the fit would learn the
+ * top tree's work queued before it fired as theirs (a PHP site's
+ * snapshots were fitted at 2.3 times their cost, and 503s followed). */
+static int qc_valve_lag(const qc_ctl_t *ctl)
+{
+    return ctl->valved || ctl->valved_last;
 }
 
 void qc_ctl_update_model(qc_ctl_t *ctl)
@@ -144,7 +177,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * saturated one with work left to drain, the sensor still sees old
      * load: such a period would teach the model the lag, not the costs. */
     fresh = ctl->prev_u < QC_PI_SATURATED;
-    if (u >= 0.0 && (u >= QC_PI_SATURATED
+    if (u >= 0.0 && !qc_valve_lag(ctl) && (u >= QC_PI_SATURATED
                      ? fresh || (ctl->saturated_for > QC_CTL_DRAIN_SECONDS
                                  && served > 0.0)
                      : ((fresh || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
@@ -488,7 +521,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
                         target + sum.u_guaranteed);
-    if (ctl->restart && !saturated) {
+    if (ctl->restart && !saturated && !ctl->valved) {
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
         qc_pi_restart(&ctl->be, m_ff);
@@ -514,6 +547,15 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                              qc_reject_helps(ctl, sum.u0, sum.u1, target,
                                              0.5 * cfg->bound));
     return qc_pi_output(&ctl->be);
+}
+
+/* A best-effort class at the best-effort level m_b (of [0, 1]). */
+static void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                        qc_ctl_class_t *cl, double m_b)
+{
+    cl->u_target = ctl->be_target;
+    cl->m_applied = m_b * vs->levels;
+    qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
 }
 
 /* A guaranteed class's own loop; returns the level applied to it. */
@@ -631,13 +673,43 @@ static void qc_check_background(qc_ctl_t *ctl)
  */
 static int qc_reading(const qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->draining || ctl->drained) {
+    if (ctl->draining || ctl->drained || ctl->valved_last) {
         return QC_CALIB_OLD;
+    }
+    if (ctl->valved) {
+        /* what it decided before the valve was still queued */
+        return QC_CALIB_RISING;
     }
     if (!qc_jumped(u_model, ctl->prev_u_model, QC_CALIB_MIN_LOAD)) {
         return QC_CALIB_OWN;
     }
     return u_model > ctl->prev_u_model ? QC_CALIB_RISING : QC_CALIB_OLD;
+}
+
+/*
+ * The rate of requests above the lowest trees the new levels should
+ * decide at this period's arrival rates: the valve's reference.  The
+ * rate counted in the period is no reference alone: when the valve cut
+ * it, the next period's held load would look like a jump, and the
+ * valve would fire in every period.
+ */
+static void qc_expect_upper(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double expect = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (cfg->vs[i].levels > 1) {
+                expect += cl->r * fmin(fmax(cl->m_applied - 1.0, 0.0), 1.0);
+            }
+        }
+    }
+    ctl->upper_rate = fmax(ctl->upper_rate, expect);
 }
 
 void qc_ctl_policy(qc_ctl_t *ctl)
@@ -698,10 +770,71 @@ void qc_ctl_policy(qc_ctl_t *ctl)
                 cl->m_applied = qc_guaranteed_loop(ctl, vs, cl, m_b);
             }
             else {
-                cl->u_target = ctl->be_target;
-                cl->m_applied = m_b * vs->levels;
-                qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+                qc_be_apply(ctl, vs, cl, m_b);
             }
         }
     }
+    qc_expect_upper(ctl);
+}
+
+/*
+ * Within a period: a jump of the load decided above the lowest trees
+ * (a cold start, a step, a restart on a model that is far off) that
+ * keeps the resource saturated for QC_CTL_VALVE_TICKS ticks sends best
+ * effort to the lowest tree at once.  The period's loop would act only
+ * at its end, and on a link every second at 3x queues two seconds of
+ * work that clients then wait for.  The loop restarts from the model
+ * in the first period that reads unsaturated, as after its own valve.
+ * Held load at the bound does not jump, so its busy seconds do not
+ * fire this.  A background the fit knows to saturate the resource is
+ * not shed here either.
+ */
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick_upper;
+    double lowest;
+    unsigned i, fewest;
+    int k;
+
+    ctl->tick_upper = upper;
+    if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
+        ctl->tick_saturated = 0;
+        return 0;
+    }
+    if (ctl->tick_saturated++ == 0) {
+        ctl->tick_upper0 = last;
+        ctl->tick_seconds = 0.0;
+    }
+    ctl->tick_seconds += dt;
+    fewest = qc_fewest_levels(ctl, 1);
+    lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
+    if (ctl->tick_saturated < QC_CTL_VALVE_TICKS || ctl->valved
+        || (ctl->warnings & QC_WARN_BACKGROUND)
+        || qc_pi_output(&ctl->be) <= lowest
+        || (upper - ctl->tick_upper0) / ctl->tick_seconds
+           <= QC_CTL_VALVE_JUMP * ctl->upper_rate + QC_CTL_VALVE_LEAST) {
+        return 0;
+    }
+    qc_pi_restart(&ctl->be, lowest);
+    ctl->restart = 1;
+    ctl->valved = 1;
+    ctl->valves++;
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (!vs->guaranteed) {
+                qc_be_apply(ctl, vs, cl, lowest);
+            }
+            else if (cl->m_applied > qc_pi_output(&cl->pi)) {
+                /* excess sharing gives back what best effort lent */
+                cl->m_applied = qc_share_level(qc_pi_output(&cl->pi),
+                                               lowest, vs->levels);
+            }
+        }
+    }
+    return 1;
 }

@@ -30,6 +30,9 @@ void qc_ctl_policy(qc_ctl_t *ctl);
 
 /* qc_ctl_io.c */
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);
+void qc_ctl_publish_levels(qc_ctl_t *ctl);
+double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick);
 void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p);
 void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us);
 void qc_ctl_save_state(qc_ctl_t *ctl);

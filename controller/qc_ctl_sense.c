@@ -76,15 +76,44 @@ static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
 void qc_ctl_sense(qc_ctl_t *ctl, double dt)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    unsigned i;
+    unsigned i, j;
+    int k;
+
+    ctl->upper_rate = 0.0;
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            qc_sense_class(cl, &cfg->vs[i].slot->cls[k], cfg->vs[i].levels,
+                           dt);
+            for (j = 2; !cfg->vs[i].fixed && j <= cfg->vs[i].levels; j++) {
+                ctl->upper_rate += cl->r_tree[j];
+            }
+        }
+    }
+}
+
+/*
+ * Requests decided so far, of every host a loop drives, at a tree above
+ * its lowest: what the valve (qc_ctl_valve) can still degrade.
+ */
+double qc_ctl_upper_arrivals(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double n = 0.0;
+    unsigned i, j;
     int k;
 
     for (i = 0; i < cfg->nvs; i++) {
-        for (k = 0; k < QC_NCLASSES; k++) {
-            qc_sense_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
-                           cfg->vs[i].levels, dt);
+        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
+            qc_class_shm_t *cs = &cfg->vs[i].slot->cls[k];
+
+            for (j = 2; j <= cfg->vs[i].levels; j++) {
+                n += (double)apr_atomic_read64(&cs->level_arrived[j]);
+            }
         }
     }
+    return n;
 }
 
 /*

@@ -166,6 +166,7 @@ typedef struct {
     apr_time_t age;             /* since the last heartbeat, -1: none */
     apr_uint64_t periods;
     unsigned pid;
+    unsigned valves;            /* qc_shm.h: valve_firings */
     int fail_open;
     double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
     double accept_queue;        /* -1: unknown */
@@ -198,6 +199,7 @@ static void qc_global_view(qc_global_view_t *g)
     g->fail_open = qc_controller_stale(now, NULL);
     g->periods = apr_atomic_read64(&q->periods);
     g->pid = apr_atomic_read32(&q->controller_pid);
+    g->valves = apr_atomic_read32(&q->valve_firings);
     g->a = qc_rd(&q->a_bits);
     g->b = qc_rd(&q->b_bits);
     g->c = qc_rd(&q->c_bits);
@@ -334,8 +336,9 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
                ",\"age_seconds\":", qc_rt.shm->generation, g->pid,
                g->periods);
     qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
-    ap_rprintf(r, ",\"fail_open\":%s,\"cpu_ms_per_period\":",
-               g->fail_open ? "true" : "false");
+    ap_rprintf(r, ",\"fail_open\":%s,\"valve_firings\":%u,"
+               "\"cpu_ms_per_period\":", g->fail_open ? "true" : "false",
+               g->valves);
     qc_json_num(r, g->cpu_ms);
     qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
                   ? 0.0 / 0.0 : g->accept_queue);
@@ -398,6 +401,11 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                "run.\n# TYPE qosctl_controller_periods_total counter\n"
                "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
                g->periods);
+    ap_rprintf(r, "# HELP qosctl_controller_valve_firings_total Jumps of "
+               "load that saturated the resource within a period and sent "
+               "best effort to its lowest tree at once.\n"
+               "# TYPE qosctl_controller_valve_firings_total counter\n"
+               "qosctl_controller_valve_firings_total %u\n", g->valves);
     qc_prom_gauge(r, "calibration", "Measured over modelled utilization "
                   "of the requests.", g->calibration);
     ap_rputs("# HELP qosctl_request_cost_seconds Model cost of a request "
@@ -506,9 +514,10 @@ static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
     }
     else {
         ap_rprintf(r, "<p>Controller: pid %u, last period %.2f s ago, "
-                   "%" APR_UINT64_T_FMT " periods; %s connections waiting "
-                   "to be accepted%s.</p>\n", g->pid, g->age / 1e6,
-                   g->periods, g->accept_queue < 0 ? "unknown"
+                   "%" APR_UINT64_T_FMT " periods, %u valve firings; %s "
+                   "connections waiting to be accepted%s.</p>\n", g->pid,
+                   g->age / 1e6, g->periods, g->valves,
+                   g->accept_queue < 0 ? "unknown"
                    : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
     }

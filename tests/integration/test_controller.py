@@ -186,9 +186,9 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "W", "U_model", "U_target", "m",
                                     "U_measured", "a", "b", "c", "queued",
                                     "calibration", "a_next", "spread", "d",
-                                    "backlog"]
+                                    "backlog", "valve"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 19 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 20 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]
@@ -315,7 +315,9 @@ def test_status_formats_parse(apache):
     names = {s[0] for s in samples}
     assert {"qosctl_arrived_total", "qosctl_bytes_total", "qosctl_m",
             "qosctl_u_target", "qosctl_model_a_seconds",
-            "qosctl_utilization_measured", "qosctl_accept_queue"} <= names
+            "qosctl_utilization_measured", "qosctl_accept_queue",
+            "qosctl_controller_valve_firings_total"} <= names
+    assert doc["controller"]["valve_firings"] == 0      # idle
     # idle: the controller reads httpd's listeners, and nothing waits
     assert [s[2] for s in samples if s[0] == "qosctl_accept_queue"] == [0]
     assert any(s[0] == "qosctl_arrived_total" and 'class="basic"' in s[1]
@@ -373,7 +375,8 @@ def read_log(path, vhost_prefix="10.213"):
 
 
 def log_table(rows, keys=("R", "U_model", "m", "U_measured", "queued",
-                          "calibration", "a", "a_next", "d", "backlog")):
+                          "calibration", "a", "a_next", "d", "backlog",
+                          "valve")):
     """The controller's periods, compact: shown when a test fails, so a
     failure in CI can be understood from its output alone."""
     start = next((i for i, r in enumerate(rows) if r["R"] > 0), 0)
@@ -470,6 +473,10 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
                                         result["errors"], result["offered"]))
     assert basic["m"] < 1.9                     # degraded some clients
     assert basic["tree_responses"][0] > 0       # from /degraded
+    # a fresh server straight into 3x: degraded within the first period
+    assert during["controller"]["valve_firings"] >= 1
+    first = next(i for i, r in enumerate(rows) if r["R"] > 0)
+    assert any(r["valve"] == 1 for r in rows[first:first + 3])
     assert 0.45 <= m["mean_tail"] <= 0.70       # near the bound
     assert result["errors"] <= 0.01 * result["offered"]
     assert stale and resumed

@@ -204,7 +204,7 @@ static void one_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg, qc_ctl_vs_t *vs,
  * among the queued batches, and replies are logged only as they drain,
  * so logged bytes lag the decisions by as long as the queue is.
  */
-#define LQ_MAX 64
+#define LQ_MAX 256
 typedef struct {
     double n[QC_MAX_TREES + 1], sent[QC_MAX_TREES + 1], work, done;
 } lq_batch_t;
@@ -457,6 +457,164 @@ START_TEST(test_a_wrong_background_cannot_blind_the_loop)
 }
 END_TEST
 
+/* Seconds of work waiting on the link. */
+static double lq_left(const lq_t *lq)
+{
+    double left = 0.0;
+    int j;
+
+    for (j = 0; j < lq->len; j++) {
+        const lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
+
+        left += h->work - h->done;
+    }
+    return left;
+}
+
+/*
+ * One host on the queued link read in ticks of a tenth of a period, as
+ * qc_ctl_run reads it: a fresh controller whose prior is `prior` times
+ * the true costs, and from the fourth tick on 3x what the full tree
+ * carries (light load from period `from` when it is < 0).  ticks 0
+ * leaves the valve out: the period's step alone.  Returns the longest
+ * the link's queue got, in seconds of work; *tail is the mean reading
+ * of the last 10 of 30 periods.
+ */
+static double lq_tick_run(int ticks, int from, double prior, double *tail,
+                          qc_ctl_t *ctl)
+{
+    static qc_ctl_vs_t vs;
+    static qc_ctl_config_t cfg;
+    plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 2048.0, 65536.0 } };
+    static lq_t lq;
+    qc_shm_t *q = make_shm(1);
+    double worst = 0.0;
+    int p, t;
+
+    memset(&lq, 0, sizeof(lq));
+    memset(&vs, 0, sizeof(vs));
+    vs.name = "be:80";
+    vs.levels = 2;
+    one_host(ctl, &cfg, &vs, q, 0.58);
+    cfg.a0 *= prior;
+    cfg.b0 *= prior;
+    cfg.c0 *= prior;
+    qc_ctl_init(ctl, &cfg, pool);
+    *tail = 0.0;
+    for (p = from; p < 30; p++) {
+        double u = 0.0;
+
+        for (t = 0; t < 10; t++) {
+            double ut;
+
+            if (p == 0 && t == 3) {
+                be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
+            }
+            ut = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2,
+                           0.1);
+            u += ut / 10.0;
+            if (ticks) {
+                qc_ctl_tick(ctl, 0.1, ut);
+            }
+            worst = fmax(worst, lq_left(&lq));
+        }
+        qc_ctl_step(ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
+        if (p >= 20) {
+            *tail += u / 10.0;
+        }
+    }
+    return worst;
+}
+
+/*
+ * A cold start straight into 3x with a prior 10x low or high, and a step
+ * from light load: read only once a period, the link queues seconds of
+ * work (clients time out) before the loop acts; the valve within the
+ * period keeps the queue under a second, and the loop then holds the
+ * bound all the same.
+ */
+START_TEST(test_valve_cuts_a_jump_within_the_period)
+{
+    static const double priors[] = { 0.1, 10.0, 1.0 };
+    static const int froms[] = { 0, 0, -5 };
+    static qc_ctl_t ctl;
+    int i;
+
+    for (i = 0; i < 3; i++) {
+        double tail0, tail1;
+        double q0 = lq_tick_run(0, froms[i], priors[i], &tail0, &ctl);
+        double q1 = lq_tick_run(1, froms[i], priors[i], &tail1, &ctl);
+
+        printf("jump at prior x%g%s: queue %.2f s read by periods, "
+               "%.2f s with the valve (%lu firings); tail U %.3f, "
+               "%.3f\n", priors[i], froms[i] < 0 ? " from light load" : "",
+               q0, q1, ctl.valves, tail0, tail1);
+        ck_assert(q1 < 1.0);
+        ck_assert(fabs(tail1 - 0.58) < 0.1);
+        if (priors[i] < 1.0) {
+            ck_assert(q0 > 2.0 * q1);
+            ck_assert_uint_ge(ctl.valves, 1);
+        }
+    }
+}
+END_TEST
+
+/* n ticks reading u, each deciding `per` requests at the top tree;
+ * how many of them fired the valve. */
+static int lq_ticks(qc_ctl_t *ctl, int n, double u, apr_uint64_t per)
+{
+    qc_class_shm_t *cs = &ctl->cfg->vs[0].slot->cls[QC_CLASS_BASIC];
+    int fired = 0;
+
+    while (n-- > 0) {
+        apr_atomic_add64(&cs->level_arrived[2], per);
+        fired += qc_ctl_tick(ctl, 0.1, u);
+    }
+    return fired;
+}
+
+/*
+ * What the valve leaves alone: a busy half-second of load the loop
+ * already holds (no jump in what was decided), a saturated run shorter
+ * than the valve's, and a background the fit knows saturates the
+ * resource by itself.
+ */
+START_TEST(test_valve_leaves_held_load_alone)
+{
+    static qc_ctl_t ctl;
+    double tail, m;
+    unsigned long valves;
+
+    lq_tick_run(1, -5, 1.0, &tail, &ctl);
+    valves = ctl.valves;
+    m = ctl.cls[QC_CLASS_BASIC].m_applied;
+    ck_assert(m > 1.0);
+    /* 1,000 req/s at the top: less than the period's own rate */
+    /* as many as the period before decided at the top, or fewer */
+    ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, (apr_uint64_t)
+                              (0.1 * ctl.upper_rate)), 0);
+    ck_assert_uint_eq(ctl.valves, valves);
+    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == m);
+
+    /* The same held load, but the last period decided nothing above
+     * the lowest tree: a jump.  It fires the valve in the third
+     * saturated tick, not before, and not while the fit knows a
+     * background to saturate the resource. */
+    ctl.upper_rate = 0.0;
+    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ctl.warnings |= QC_WARN_BACKGROUND;
+    ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, 100), 0);
+    ctl.warnings &= ~QC_WARN_BACKGROUND;
+    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 1, 1.0, 100), 1);
+    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
+    ck_assert_uint_eq(ctl.valves, valves + 1);
+}
+END_TEST
+
 /*
  * A guaranteed host over its contract and nothing else: no best-effort
  * traffic for the best-effort loop to act on, yet its basic class rides
@@ -609,6 +767,8 @@ int main(void)
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);
     tcase_add_test(tc, test_a_wrong_background_cannot_blind_the_loop);
+    tcase_add_test(tc, test_valve_cuts_a_jump_within_the_period);
+    tcase_add_test(tc, test_valve_leaves_held_load_alone);
     tcase_add_test(tc, test_differentiation_without_best_effort);
     tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
     tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
