@@ -317,10 +317,12 @@ static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
 #define QC_MEASURED 0.2
 
 static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
-                             unsigned levels, double *u0, double *u1)
+                             unsigned levels, double *r, double *u0,
+                             double *u1)
 {
     double u[QC_MAX_TREES + 1];
 
+    *r += cl->r;
     qc_pi_level_utils(ctl->model.a_tree, ctl->model.b, ctl->model.c, cl->r,
                       cl->xbar, levels, u);
     *u0 += u[0];
@@ -337,7 +339,8 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     }
 }
 
-/* Does rejecting help a loop holding `target`?  Only where the lowest
+/* Does rejecting help a loop holding `target` (r: its arrivals)?  Only
+ * where the lowest
  * tree, at its measured and calibrated cost, cannot carry the load at
  * the target; where the fit's own cost of it, uncalibrated, exceeds
  * `own`, the share the requests keep whatever else loads the resource
@@ -346,10 +349,10 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
  * idle period to learn it from) never has a light load refused; and
  * where a 503 costs well under a page.  (No traffic: nothing to decide,
  * the PI's own rules hold.) */
-static int qc_reject_helps(const qc_ctl_t *ctl, double u0, double u1,
-                           double target, double own)
+static int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
+                           double u1, double target, double own)
 {
-    return u1 == 0.0
+    return r <= 0.0
            || (ctl->calib.k * u1 > target && u1 > own
                && u0 < QC_REJECT_SAVES * u1);
 }
@@ -466,7 +469,7 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
  * classes it drives. */
 typedef struct {
     double u, gain, u_guaranteed;
-    double u0, u1;              /* all rejected, all at the lowest tree */
+    double r, u0, u1;   /* arrivals; all rejected, all at the lowest tree */
 } qc_be_sum_t;
 
 static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
@@ -486,7 +489,7 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     }
     sum->u += cl->u;
     sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
-    qc_reject_saving(ctl, cl, vs->levels, &sum->u0, &sum->u1);
+    qc_reject_saving(ctl, cl, vs->levels, &sum->r, &sum->u0, &sum->u1);
 }
 
 /*
@@ -501,7 +504,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     double m_b = qc_pi_output(&ctl->be), m_ff, target;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->u_measured >= QC_PI_SATURATED;
-    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0 };
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
@@ -544,8 +547,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
     }
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
-                             qc_reject_helps(ctl, sum.u0, sum.u1, target,
-                                             0.5 * cfg->bound));
+                             qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
+                                             target, 0.5 * cfg->bound));
     return qc_pi_output(&ctl->be);
 }
 
@@ -567,16 +570,16 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     double applied = cl->m_applied > own + 1e-9 ? cl->m_applied
                      : QC_PI_APPLIED_OWN;
     double m_ff = qc_class_level(ctl, cl, vs->levels, cl->u_target);
-    double u0 = 0.0, u1 = 0.0;
+    double r = 0.0, u0 = 0.0, u1 = 0.0;
 
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
                    ctl->cfg->gain_margin, applied);
     }
-    qc_reject_saving(ctl, cl, vs->levels, &u0, &u1);
+    qc_reject_saving(ctl, cl, vs->levels, &r, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
-                             qc_reject_helps(ctl, u0, u1, cl->u_target,
+                             qc_reject_helps(ctl, r, u0, u1, cl->u_target,
                                              cl->u_target));
     return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
 }
