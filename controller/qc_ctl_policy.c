@@ -591,39 +591,48 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
  * waiting).  A step of load mostly comes in the middle of a period,
  * which then reads unsaturated on average although it left work
  * queued: its excess counts if the next period reads saturated.  The
- * calibration is the one in force before the saturation: the search
+ * calibration is the one the loops acted on when the saturation began
+ * (the last unsaturated period's, after its update): the search
  * (qc_calib.h) raises k because the model falls short of the load, and
  * with that k every period's decisions would look like new backlog,
- * which would stop the search as a drain.  Returns nonzero while some
- * is left, for at most QC_CTL_DRAIN_SECONDS of saturation.
+ * which would stop the search as a drain; an older k would count the
+ * model's error as backlog instead, and a saturation held by levels
+ * set too high would pass for a drain.  Returns nonzero while some is
+ * left, for at most QC_CTL_DRAIN_SECONDS of saturation.
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->u_measured >= 0.0) {
-        double excess;
+    if (ctl->u_measured >= QC_PI_SATURATED) {
+        double excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
+                         : ctl->calib.k) * u_model + ctl->model.d
+                        - ctl->u_measured;
 
-        if (ctl->u_measured < QC_PI_SATURATED) {
-            ctl->k_unsaturated = ctl->calib.k;
-        }
-        excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
-                  : ctl->calib.k) * u_model + ctl->model.d
-                 - ctl->u_measured;
-        if (ctl->u_measured < QC_PI_SATURATED) {
+        ctl->saturated_for += ctl->cfg->period;
+        ctl->backlog += ctl->excess + excess;
+        ctl->excess = 0.0;
+        if (ctl->backlog < 0.0) {
             ctl->backlog = 0.0;
-            ctl->saturated_for = 0.0;
-            ctl->excess = excess > 0.0 ? excess : 0.0;
         }
-        else {
-            ctl->saturated_for += ctl->cfg->period;
-            ctl->backlog += ctl->excess + excess;
-            ctl->excess = 0.0;
-            if (ctl->backlog < 0.0) {
-                ctl->backlog = 0.0;
-            }
-        }
+    }
+    else if (ctl->u_measured >= 0.0) {
+        ctl->backlog = 0.0;
+        ctl->saturated_for = 0.0;
     }
     return ctl->backlog > QC_CTL_BACKLOG_IDLE
            && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS;
+}
+
+/* After the calibration of an unsaturated period: what a saturation
+ * that begins next is reckoned against (qc_update_backlog). */
+static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
+{
+    if (ctl->u_measured >= 0.0 && ctl->u_measured < QC_PI_SATURATED) {
+        double excess = ctl->calib.k * u_model + ctl->model.d
+                        - ctl->u_measured;
+
+        ctl->k_unsaturated = ctl->calib.k;
+        ctl->excess = excess > 0.0 ? excess : 0.0;
+    }
 }
 
 /*
@@ -747,6 +756,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
                     qc_reading(ctl, u_model), expected_over,
                     QC_PI_SATURATED);
+    qc_note_unsaturated(ctl, u_model);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
