@@ -684,6 +684,10 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                                      cal["cost_deg"])
     served = [ms for t, st, ms in probes
               if ws <= t < we and st is not None and 200 <= st < 300]
+    # The held state apart from the step's transient: the second half.
+    held = [ms for t, st, ms in probes
+            if (ws + we) / 2 <= t < we and st is not None
+            and 200 <= st < 300]
     light_ms = [ms for t, st, ms in probes
                 if t0 + lwin[0] + 0.5 <= t < t0 + lwin[1]
                 and st is not None and 200 <= st < 300]
@@ -709,6 +713,7 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                        kind.bound),
            "rt_med_ms": qcmetrics.percentile(served, 50),
            "rt_p95_ms": qcmetrics.percentile(served, 95),
+           "rt_p95_held_ms": qcmetrics.percentile(held, 95),
            "rt_p95_light_ms": qcmetrics.percentile(light_ms, 95),
            "probes": len(served)}
     series = [(t - t0, u) for t, u in samples]
