@@ -32,8 +32,11 @@ static int qc_backlog_port(const qc_backlog_t *b, unsigned short port)
 /* Bounds on one dump: a host has a few dozen listeners, not thousands. */
 #define QC_BACKLOG_MAX_RECVS 64
 
-/* Sum of the accept queues of one family's matching listeners. */
-static long qc_backlog_dump(qc_backlog_t *b, int family)
+/*
+ * Sum of the accept queues of one family's matching listeners, and in
+ * *limit the sum of their limits.
+ */
+static long qc_backlog_dump(qc_backlog_t *b, int family, long *limit)
 {
     struct {
         struct nlmsghdr nlh;
@@ -43,6 +46,7 @@ static long qc_backlog_dump(qc_backlog_t *b, int family)
     long sum = 0;
     int n;
 
+    *limit = 0;
     memset(&msg, 0, sizeof(msg));
     msg.nlh.nlmsg_len = sizeof(msg);
     msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
@@ -77,6 +81,8 @@ static long qc_backlog_dump(qc_backlog_t *b, int family)
             if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*d))
                 && qc_backlog_port(b, ntohs(d->id.idiag_sport))) {
                 sum += (long)d->idiag_rqueue;
+                /* a listener's wqueue is its sk_max_ack_backlog */
+                *limit += (long)d->idiag_wqueue;
             }
         }
     }
@@ -91,7 +97,9 @@ int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
     unsigned i;
 
     nports = nports < QC_BACKLOG_MAX_PORTS ? nports : QC_BACKLOG_MAX_PORTS;
-    memcpy(copy, ports, nports * sizeof(*ports));   /* may be b->ports */
+    if (nports) {
+        memcpy(copy, ports, nports * sizeof(*ports));   /* may be b->ports */
+    }
     memset(b, 0, sizeof(*b));
     for (i = 0; i < nports; i++) {
         if (!qc_backlog_port(b, copy[i])) {
@@ -107,20 +115,35 @@ int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
     return 0;
 }
 
-long qc_backlog_read(qc_backlog_t *b)
+long qc_backlog_read_limit(qc_backlog_t *b, long *limit)
 {
-    long v4, v6;
+    long v4, v6, k4, k6, v, k;
 
+    if (limit) {
+        *limit = -1;
+    }
     if (b->fd < 0 || b->nports == 0) {
         return -1;
     }
-    v4 = qc_backlog_dump(b, AF_INET);
-    v6 = qc_backlog_dump(b, AF_INET6);
+    v4 = qc_backlog_dump(b, AF_INET, &k4);
+    v6 = qc_backlog_dump(b, AF_INET6, &k6);
     /* A kernel without IPv6 answers the second with an error. */
     if (v4 < 0) {
-        return v6;
+        v = v6;
+        k = k6;
     }
-    return v6 < 0 ? v4 : v4 + v6;
+    else if (v6 < 0) {
+        v = v4;
+        k = k4;
+    }
+    else {
+        v = v4 + v6;
+        k = k4 + k6;
+    }
+    if (limit && v >= 0) {
+        *limit = k;
+    }
+    return v;
 }
 
 #else /* !__linux__ */
@@ -133,12 +156,20 @@ int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
     return -1;
 }
 
-long qc_backlog_read(qc_backlog_t *b)
+long qc_backlog_read_limit(qc_backlog_t *b, long *limit)
 {
+    if (limit) {
+        *limit = -1;
+    }
     return -1;
 }
 
 #endif
+
+long qc_backlog_read(qc_backlog_t *b)
+{
+    return qc_backlog_read_limit(b, NULL);
+}
 
 void qc_backlog_close(qc_backlog_t *b)
 {

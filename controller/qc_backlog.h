@@ -36,6 +36,14 @@ int qc_backlog_init(qc_backlog_t *b, const unsigned short *ports,
 /* Connections waiting in those accept queues, or -1 when unknown. */
 long qc_backlog_read(qc_backlog_t *b);
 
+/*
+ * The same, and in *limit (unless NULL) the sum of those queues' limits
+ * (the backlog given to listen(), capped by net.core.somaxconn), or -1
+ * when unknown.  Linux refuses a connection only when the queue already
+ * holds more than its limit: a queue holds limit + 1.
+ */
+long qc_backlog_read_limit(qc_backlog_t *b, long *limit);
+
 void qc_backlog_close(qc_backlog_t *b);
 
 #endif /* QC_BACKLOG_H */
