@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  4u
+#define QC_SHM_VERSION  5u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -106,6 +106,17 @@ typedef struct {
     volatile apr_uint64_t period_cpu_ns;        /* controller CPU/period */
     /* connections waiting for httpd to accept them; ~0: unknown */
     volatile apr_uint64_t accept_queue;
+    /* The server's capacity in requests/s, as degraded and at full
+     * quality (< 0: none yet), the last period's drop ratio of
+     * connection attempts and the headroom (capacity - arrivals) /
+     * capacity (qc_capacity.h). */
+    volatile apr_uint64_t capacity_bits;
+    volatile apr_uint64_t capacity_full_bits;
+    volatile apr_uint64_t drop_ratio_bits;
+    volatile apr_uint64_t headroom_bits;
+    /* 0 while the capacity is a lower bound: nothing was hard yet */
+    volatile apr_uint32_t capacity_adapting;
+    volatile apr_uint32_t pad2;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

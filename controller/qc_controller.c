@@ -74,6 +74,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
                               * QC_NCLASSES + 1);
     qc_ctl_init_model(ctl);
     qc_calib_init(&ctl->calib);
+    qc_ctl_capacity_init(ctl);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
 
@@ -117,6 +118,7 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
     qc_ctl_update_model(ctl);
     qc_ctl_add_queued(ctl, queued, dt);
     qc_ctl_policy(ctl);
+    qc_ctl_capacity_period(ctl, dt);
     ctl->prev_u = u_measured;
     ctl->periods++;
     qc_ctl_log_period(ctl, now_us);

@@ -24,6 +24,7 @@
 #include "qc_backlog.h"
 #include "qc_calib.h"
 #include "qc_spread.h"
+#include "qc_capacity.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -51,6 +52,7 @@ typedef struct {
     qc_sensor_t sensors[QC_CTL_MAX_SENSORS];
     unsigned nsensors;
     qc_backlog_t backlog;       /* httpd's listeners; zeroed: unknown */
+    double drop_tolerance;      /* QosCtlDropTolerance; 0: the default */
     int log_fd;                 /* QosCtlLog, -1 for none */
     int state_fd;               /* QosCtlStateFile, -1 for none */
 } qc_ctl_config_t;
@@ -115,6 +117,18 @@ typedef struct {
     unsigned long valves;
     int valved;                 /* the valve fired in this period */
     int valved_last;            /* ... in the last one */
+    /* Capacity (qc_capacity.h) from the ticks' readings: the queue's
+     * integral and its span, its length when the period began and at
+     * the last tick, its limit K (-1 unknown); connection attempts and
+     * drops (< 0: unknown this period) and the highest tick rate of
+     * attempts; requests per connection; the estimates published
+     * (req/s, < 0 none yet) and the headroom. */
+    qc_cap_t cap;
+    double cap_q_area, cap_q_time, cap_q_first, cap_q_last;
+    long cap_limit;
+    double cap_attempts, cap_drops, cap_peak;
+    double cap_rpc;
+    double capacity, capacity_full, headroom;
     char *logbuf;               /* one period of QosCtlLog */
     apr_size_t logcap;
     unsigned long periods;
@@ -144,6 +158,15 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
  * nonzero when it did.  Optional: qc_ctl_step alone controls too.
  */
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick);
+
+/*
+ * The ticks' readings for the capacity estimate: dt seconds, the accept
+ * queues' length and limit (qc_backlog_read_limit; < 0 unknown), the
+ * connection attempts and drops over the tick (qc_netstat_delta; < 0
+ * unknown).  The period's estimate is made in qc_ctl_step.
+ */
+void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
+                          double attempts, double drops);
 
 /* Ticks per period (at most), and the shortest tick, in seconds. */
 #define QC_CTL_TICKS 10

@@ -19,6 +19,7 @@
 #include "apr_time.h"
 
 #include "qc_ctl_private.h"
+#include "qc_netstat.h"
 
 /* Longest log line of one class (the host name is at most QC_KEY_LEN). */
 #define QC_LOG_LINE (QC_KEY_LEN + 320)
@@ -128,6 +129,11 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);
     }
+    apr_atomic_set64(&q->capacity_bits, qc_dbits(ctl->capacity));
+    apr_atomic_set64(&q->capacity_full_bits, qc_dbits(ctl->capacity_full));
+    apr_atomic_set64(&q->drop_ratio_bits, qc_dbits(ctl->cap.drop_ratio));
+    apr_atomic_set64(&q->headroom_bits, qc_dbits(ctl->headroom));
+    apr_atomic_set32(&q->capacity_adapting, (apr_uint32_t)ctl->cap.adapting);
     apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
     apr_atomic_set64(&q->u_best_effort_target_bits,
                      qc_dbits(ctl->be_target));
@@ -171,7 +177,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
     if (lseek(cfg->log_fd, 0, SEEK_END) == 0) {
         qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
-                   "a_next\tspread\td\tbacklog\tvalve\n");
+                   "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
+                   "drop_ratio\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -179,14 +186,16 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
-                       "%.4g\t%u\t%.4g\t%.4g\t%d\n", now_us / 1e6,
+                       "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\n",
+                       now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
                        cl->u_target, cl->m_applied, ctl->u_measured,
                        ctl->model.a, ctl->model.b, ctl->model.c,
                        ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
                        qc_popcount(cl->spread.mask), ctl->model.d,
-                       ctl->backlog, ctl->valved);
+                       ctl->backlog, ctl->valved, ctl->capacity,
+                       ctl->cap.drop_ratio);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {
@@ -243,6 +252,22 @@ static unsigned qc_ticks(double period)
     return n < 1 ? 1 : n > QC_CTL_TICKS ? QC_CTL_TICKS : n;
 }
 
+/* A tick's readings for the capacity estimate; returns the accept
+ * queues' length (< 0 unknown), which the period's step uses too. */
+static long qc_capacity_read(qc_ctl_t *ctl, double dt, qc_netstat_t *prev)
+{
+    qc_netstat_t cur;
+    double attempts = -1.0, drops = -1.0;
+    long limit, queued = qc_backlog_read_limit(&ctl->cfg->backlog, &limit);
+
+    if (qc_netstat_read(&cur, NULL, NULL) == 0) {
+        qc_netstat_delta(prev, &cur, &attempts, &drops);
+        *prev = cur;
+    }
+    qc_ctl_capacity_tick(ctl, dt, queued, limit, attempts, drops);
+    return queued;
+}
+
 /*
  * The timer: a tick every period / qc_ticks(), the period's step at
  * every last one.  The ticks read a copy of the sensors, so that the
@@ -255,7 +280,12 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
     unsigned ticks = qc_ticks(cfg->period), tick = 0;
     double tick_len = cfg->period / ticks;
     double last = qc_mono(), next = last, last_tick = last, cpu = 0.0;
+    qc_netstat_t counters;
+    long queued;
 
+    if (qc_netstat_read(&counters, NULL, NULL) != 0) {
+        counters.have = 0;
+    }
     memcpy(fast, cfg->sensors, sizeof(fast));
     qc_sensors_max(cfg->sensors, cfg->nsensors, last);    /* prime */
     qc_sensors_max(fast, cfg->nsensors, last);
@@ -275,6 +305,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         }
         cpu0 = qc_cpu_seconds();
         now = qc_mono();
+        queued = qc_capacity_read(ctl, now - last_tick, &counters);
         if (++tick < ticks) {
             qc_ctl_tick(ctl, now - last_tick,
                         qc_sensors_max(fast, cfg->nsensors, now));
@@ -290,7 +321,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         last_tick = now;
         qc_ctl_step(ctl, now - last,
                     qc_sensors_max(cfg->sensors, cfg->nsensors, now),
-                    qc_backlog_read(&cfg->backlog), apr_time_now());
+                    queued, apr_time_now());
         last = now;
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
                          ((cpu + qc_cpu_seconds() - cpu0) * 1e9));

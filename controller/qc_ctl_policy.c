@@ -253,6 +253,30 @@ static double qc_class_util(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 }
 
 /*
+ * Load of the requests decided in the period over what the same
+ * requests would load at full quality: the capacity at full quality is
+ * this much of the capacity as degraded (1 without requests).
+ */
+double qc_ctl_full_ratio(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double now = 0.0, full = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            now += cl->u;
+            full += qc_class_util(ctl, cl, cfg->vs[i].levels,
+                                  (double)cfg->vs[i].levels);
+        }
+    }
+    return now > 0.0 && full > 0.0 ? fmin(now / full, 1.0) : 1.0;
+}
+
+/*
  * A large-signal jump of a loop to m_ff (qc_pi_jump), never into
  * rejection: a jump stops at level `lowest` (the lowest tree) unless the
  * loop is below it already.  Rejecting is left to the PI, a period at a

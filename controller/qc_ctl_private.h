@@ -27,6 +27,11 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 /* qc_ctl_policy.c */
 void qc_ctl_update_model(qc_ctl_t *ctl);
 void qc_ctl_policy(qc_ctl_t *ctl);
+double qc_ctl_full_ratio(qc_ctl_t *ctl);
+
+/* qc_ctl_capacity.c */
+void qc_ctl_capacity_init(qc_ctl_t *ctl);
+void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt);
 
 /* qc_ctl_io.c */
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);

@@ -27,6 +27,7 @@
 #define QC_DEFAULT_PERIOD       1.0
 #define QC_DEFAULT_GAIN_MARGIN  4.0
 #define QC_DEFAULT_RETRY_AFTER  1
+#define QC_DEFAULT_DROP_TOLERANCE 0.01  /* seed 000's 1% */
 /* Initial model until the controller learns one: seconds per request,
  * seconds per byte, seconds per rejected request. */
 #define QC_DEFAULT_A            100e-6
@@ -59,6 +60,7 @@ struct qc_server_conf {
     double bound;
     double period;
     double gain_margin;
+    double drop_tolerance;      /* of the capacity estimate */
     double model_a, model_b, model_c;
     int model_set;
     apr_array_header_t *resources;      /* of qc_resource_t */

@@ -71,6 +71,7 @@ void *qc_create_server_conf(apr_pool_t *p, server_rec *s)
     c->bound = QC_DEFAULT_BOUND;
     c->period = QC_DEFAULT_PERIOD;
     c->gain_margin = QC_DEFAULT_GAIN_MARGIN;
+    c->drop_tolerance = QC_DEFAULT_DROP_TOLERANCE;
     c->model_a = QC_DEFAULT_A;
     c->model_b = QC_DEFAULT_B;
     c->model_c = QC_DEFAULT_C;
@@ -156,6 +157,25 @@ static const char *qc_cmd_period(cmd_parms *cmd, void *dummy,
         return qc_bad(cmd, arg, "must be at least 0.05 seconds");
     }
     qc_global(cmd)->period = v;
+    return NULL;
+}
+
+static const char *qc_cmd_drop_tolerance(cmd_parms *cmd, void *dummy,
+                                         const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    double v;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_cmd_double(cmd, arg, 0.0, 0.5, &v)) != NULL) {
+        return err;
+    }
+    if (v <= 0.0) {
+        return qc_bad(cmd, arg, "must be above 0");
+    }
+    qc_global(cmd)->drop_tolerance = v;
     return NULL;
 }
 
@@ -579,6 +599,10 @@ const command_rec qc_cmds[] = {
                   "control period in seconds (e.g. 1, 0.25, 250ms)"),
     AP_INIT_TAKE1("QosCtlGainMargin", qc_cmd_gain_margin, NULL, RSRC_CONF,
                   "gain margin G of the PI loops, default 4"),
+    AP_INIT_TAKE1("QosCtlDropTolerance", qc_cmd_drop_tolerance, NULL,
+                  RSRC_CONF, "drop ratio of connection attempts that "
+                  "defines the capacity estimate, in (0, 0.5], "
+                  "default 0.01"),
     AP_INIT_TAKE23("QosCtlModel", qc_cmd_model, NULL, RSRC_CONF,
                    "initial model: <a ms/request> <b ms/KB> "
                    "[<c ms/rejected request>]"),

@@ -171,6 +171,10 @@ typedef struct {
     double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
     double accept_queue;        /* -1: unknown */
     double calibration;
+    /* req/s as degraded and at full quality (NaN: none yet) */
+    double capacity, capacity_full;
+    double drop_ratio, headroom;
+    int capacity_lower_bound;   /* nothing was hard yet */
     double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
     unsigned ntrees;            /* of a_tree shown: the most any host has */
     apr_uint32_t warnings;
@@ -212,6 +216,14 @@ static void qc_global_view(qc_global_view_t *g)
     g->accept_queue = queued == ~(apr_uint64_t)0 || !g->periods ? -1.0
                       : (double)queued;
     g->calibration = qc_rd(&q->calibration_bits);
+    g->capacity = qc_rd(&q->capacity_bits);
+    g->capacity_full = qc_rd(&q->capacity_full_bits);
+    if (!(g->capacity > 0.0) || !g->periods) {
+        g->capacity = g->capacity_full = 0.0 / 0.0;
+    }
+    g->drop_ratio = qc_rd(&q->drop_ratio_bits);
+    g->headroom = g->capacity > 0.0 ? qc_rd(&q->headroom_bits) : 0.0 / 0.0;
+    g->capacity_lower_bound = !apr_atomic_read32(&q->capacity_adapting);
     g->warnings = apr_atomic_read32(&q->warnings);
     g->only = NULL;
     g->ntrees = 1;
@@ -342,6 +354,14 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_num(r, g->cpu_ms);
     qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
                   ? 0.0 / 0.0 : g->accept_queue);
+    qc_json_field(r, "},\"capacity\":{\"requests_per_second\":",
+                  g->capacity);
+    qc_json_field(r, ",\"full_quality\":", g->capacity_full);
+    ap_rprintf(r, ",\"lower_bound\":%s",
+               g->capacity_lower_bound ? "true" : "false");
+    qc_json_field(r, ",\"drop_ratio\":", g->drop_ratio);
+    qc_json_field(r, ",\"headroom\":", g->headroom);
+    qc_json_field(r, ",\"drop_tolerance\":", qc_rt.main->drop_tolerance);
     qc_json_field(r, "},\"model\":{\"a\":", g->a);
     qc_json_field(r, ",\"b\":", g->b);
     qc_json_field(r, ",\"c\":", g->c);
@@ -371,7 +391,7 @@ static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
 {
     ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s gauge\n"
                "qosctl_%s %s\n", name, help, name, name,
-               qc_pdouble(r->pool, "%.15g", v));
+               v != v ? "NaN" : qc_pdouble(r->pool, "%.15g", v));
 }
 
 /* What concerns the whole server: the resource, model and controller. */
@@ -397,6 +417,19 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
     qc_prom_gauge(r, "accept_queue", "Connections waiting for httpd to "
                   "accept them, at the last period (-1: unknown).",
                   g->accept_queue);
+    qc_prom_gauge(r, "capacity_requests_per_second", "Requests per "
+                  "second the server takes with drops under the tolerance, "
+                  "as degraded (queue monitoring; NaN: none yet).",
+                  g->capacity);
+    qc_prom_gauge(r, "capacity_full_quality_requests_per_second",
+                  "The same at full quality.", g->capacity_full);
+    qc_prom_gauge(r, "capacity_lower_bound", "1 while the capacity is "
+                  "only a lower bound (no overload seen yet).",
+                  g->capacity_lower_bound);
+    qc_prom_gauge(r, "drop_ratio", "Connection attempts the kernel "
+                  "dropped over those made, last period.", g->drop_ratio);
+    qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
+                  "capacity.", g->headroom);
     ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
                "run.\n# TYPE qosctl_controller_periods_total counter\n"
                "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
@@ -520,6 +553,16 @@ static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
                    g->accept_queue < 0 ? "unknown"
                    : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
+    }
+    if (g->capacity > 0.0) {
+        ap_rprintf(r, "<p>Capacity: %s%s requests/s as degraded, %s at "
+                   "full quality; headroom %s; drop ratio %s (tolerance "
+                   "%s).</p>\n", g->capacity_lower_bound ? "at least " : "",
+                   qc_pdouble(r->pool, "%.0f", g->capacity),
+                   qc_pdouble(r->pool, "%.0f", g->capacity_full),
+                   qc_pdouble(r->pool, "%.2f", g->headroom),
+                   qc_pdouble(r->pool, "%.4f", g->drop_ratio),
+                   qc_pdouble(r->pool, "%g", qc_rt.main->drop_tolerance));
     }
 }
 

@@ -178,6 +178,7 @@ static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
     cfg->bound = g->bound;
     cfg->period = g->period;
     cfg->gain_margin = g->gain_margin;
+    cfg->drop_tolerance = g->drop_tolerance;
     cfg->a0 = g->model_a;
     cfg->b0 = g->model_b;
     cfg->c0 = g->model_c;

@@ -30,6 +30,11 @@ BAD = [
     ("QosCtlModel 0 0", ["QosCtlModel", "cannot both be 0"]),
     ("QosCtlModel 1", ["QosCtlModel"]),
     ("QosCtlRetryAfter soon", ["QosCtlRetryAfter", "'soon'"]),
+    ("QosCtlDropTolerance 0", ["QosCtlDropTolerance", "'0'"]),
+    ("QosCtlDropTolerance 0.6", ["QosCtlDropTolerance", "'0.6'"]),
+    ("QosCtlDropTolerance 1%", ["QosCtlDropTolerance", "'1%'"]),
+    ("<VirtualHost 127.0.0.1:1>\nQosCtlDropTolerance 0.01\n</VirtualHost>",
+     ["QosCtlDropTolerance", "VirtualHost"]),
     ("QosCtlRetryAfter 1.5", ["QosCtlRetryAfter", "'1.5'"]),
     # resources and units
     ("QosCtlResource disk", ["QosCtlResource", "'disk'"]),
@@ -108,6 +113,7 @@ BAD = [
 GOOD = [
     "QosCtlUtilizationBound 0.9\nQosCtlPeriod 250ms\nQosCtlGainMargin 10",
     "QosCtlModel 0.83 0.035 0.55",
+    "QosCtlDropTolerance 0.001",
     "QosCtlResource cpu\nQosCtlResource link lo 1G",
     "QosCtlResource cpu 0",
     "QosCtlResource cpu\nQosCtlResource cpu 0\nQosCtlResource link lo 100Mbit",

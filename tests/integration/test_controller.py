@@ -186,9 +186,10 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "W", "U_model", "U_target", "m",
                                     "U_measured", "a", "b", "c", "queued",
                                     "calibration", "a_next", "spread", "d",
-                                    "backlog", "valve"]
+                                    "backlog", "valve", "capacity",
+                                    "drop_ratio"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 20 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 22 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]

@@ -1,0 +1,117 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The capacity estimate of a period (qc_capacity.h) from the ticks'
+ * readings: the accept queues' length and limit (sock_diag) and the
+ * kernel's connection counters (qc_netstat.h).  Pure: the readings are
+ * passed in by qc_ctl_run.
+ */
+
+#include <math.h>
+
+#include "qc_ctl_private.h"
+#include "qc_math.h"
+
+/* Seconds ahead the queue is forecast (eq. 3's Tc): two periods, the
+ * time the loops take to act on what they see. */
+#define QC_CAP_FORECAST_PERIODS 2.0
+
+/* Connections in a period below which requests per connection are not
+ * re-estimated. */
+#define QC_CAP_RPC_MIN_CONNS 10.0
+
+void qc_ctl_capacity_init(qc_ctl_t *ctl)
+{
+    qc_cap_init(&ctl->cap);
+    ctl->cap_rpc = 1.0;
+    ctl->cap_q_first = -1.0;
+    ctl->cap_limit = -1;
+    ctl->capacity = -1.0;
+    ctl->capacity_full = -1.0;
+    ctl->headroom = 0.0;
+}
+
+void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
+                          double attempts, double drops)
+{
+    if (!(dt > 0.0)) {
+        return;
+    }
+    if (queued >= 0) {
+        if (ctl->cap_q_first < 0.0) {
+            ctl->cap_q_first = (double)queued;
+        }
+        ctl->cap_q_last = (double)queued;
+        ctl->cap_q_area += (double)queued * dt;
+        ctl->cap_q_time += dt;
+    }
+    if (limit > 0) {
+        ctl->cap_limit = limit;
+    }
+    if (attempts >= 0.0 && drops >= 0.0 && ctl->cap_attempts >= 0.0) {
+        ctl->cap_attempts += attempts;
+        ctl->cap_drops += drops;
+        if (attempts / dt > ctl->cap_peak) {
+            ctl->cap_peak = attempts / dt;
+        }
+    }
+    else {
+        ctl->cap_attempts = -1.0;       /* the period's counts are unknown */
+    }
+}
+
+/* Requests decided in the period, all hosts and classes (req/s). */
+static double qc_cap_requests(qc_ctl_t *ctl)
+{
+    double r = 0.0;
+    unsigned i;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        r += ctl->cls[i].r;
+    }
+    return r;
+}
+
+void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_cap_params_t p;
+    qc_cap_sample_t s;
+    double r = qc_cap_requests(ctl), accepted;
+
+    if (ctl->cap_attempts >= 0.0 && ctl->cap_q_time > 0.0
+        && ctl->cap_limit > 0 && dt > 0.0) {
+        /* Accepted: what arrived, less what was dropped or still waits. */
+        accepted = ctl->cap_attempts - ctl->cap_drops
+                   - (ctl->cap_q_last - ctl->cap_q_first);
+        p.queue_limit = (double)ctl->cap_limit;
+        p.period = dt;
+        p.forecast = QC_CAP_FORECAST_PERIODS * dt;
+        p.tolerance = cfg->drop_tolerance > 0.0 ? cfg->drop_tolerance
+                      : QC_CAP_TOLERANCE_DEFAULT;
+        p.alpha = QC_CAP_ALPHA_DEFAULT;
+        s.arrived = ctl->cap_attempts;
+        s.accepted = accepted > 0.0 ? accepted : 0.0;
+        s.dropped = ctl->cap_drops;
+        s.queue_avg = ctl->cap_q_area / ctl->cap_q_time;
+        s.peak_rate = ctl->cap_peak;
+        qc_cap_update(&ctl->cap, &p, &s);
+        /* The estimate counts connections; with keep-alive each carries
+         * several requests. */
+        if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
+            ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
+        }
+        if (ctl->cap.capacity > 0.0) {
+            ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
+            ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);
+            ctl->headroom = qc_clampd((ctl->capacity - r) / ctl->capacity,
+                                      -1.0, 1.0);
+        }
+    }
+    ctl->cap_q_first = ctl->cap_q_last;
+    ctl->cap_q_area = 0.0;
+    ctl->cap_q_time = 0.0;
+    ctl->cap_attempts = 0.0;
+    ctl->cap_drops = 0.0;
+    ctl->cap_peak = 0.0;
+}
