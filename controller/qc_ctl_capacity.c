@@ -60,16 +60,39 @@ void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
     }
 }
 
-/* Requests decided in the period, all hosts and classes (req/s). */
-static double qc_cap_requests(qc_ctl_t *ctl)
+/* Requests decided in the period, all hosts and classes (req/s), and
+ * replies completed (*served). */
+static double qc_cap_requests(qc_ctl_t *ctl, double *served)
 {
     double r = 0.0;
     unsigned i;
 
+    *served = 0.0;
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         r += ctl->cls[i].r;
+        *served += ctl->cls[i].r_served;
     }
     return r;
+}
+
+/* Requests/s the saturated resource did, by the model's price of this
+ * period's decided mix at the calibration from before the saturation,
+ * never above r: a link's replies count as completed when they are in
+ * socket buffers, not on the wire. */
+static double qc_cap_resource_rate(const qc_ctl_t *ctl, double r)
+{
+    double k = ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
+               : ctl->calib.k, u = 0.0, work;
+    unsigned i;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        u += ctl->cls[i].u_model;
+    }
+    work = ctl->u_measured - ctl->model.d;
+    if (!(k * u > 0.0) || !(work > 0.0) || work >= k * u) {
+        return r;
+    }
+    return r * work / (k * u);
 }
 
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
@@ -77,7 +100,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_cap_params_t p;
     qc_cap_sample_t s;
-    double r = qc_cap_requests(ctl), accepted;
+    double served, r = qc_cap_requests(ctl, &served), accepted;
 
     if (ctl->cap_attempts >= 0.0 && ctl->cap_q_time > 0.0
         && ctl->cap_limit > 0 && dt > 0.0) {
@@ -95,12 +118,23 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
         s.dropped = ctl->cap_drops;
         s.queue_avg = ctl->cap_q_area / ctl->cap_q_time;
         s.peak_rate = ctl->cap_peak;
-        qc_cap_update(&ctl->cap, &p, &s);
         /* The estimate counts connections; with keep-alive each carries
          * several requests. */
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
             ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
+        if (ctl->u_measured >= QC_PI_SATURATED) {
+            /* A resource saturated all period is the bottleneck whatever
+             * the accept queues show (an event MPM writing to a
+             * saturated link accepts on, and the wait is in socket
+             * buffers): its queue counts as full, and what it did as
+             * the service rate. */
+            s.queue_avg = p.queue_limit;
+            s.accepted = fmin(s.accepted,
+                              fmin(served, qc_cap_resource_rate(ctl, r))
+                              * dt / ctl->cap_rpc);
+        }
+        qc_cap_update(&ctl->cap, &p, &s);
         if (ctl->cap.capacity > 0.0) {
             ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
             ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);

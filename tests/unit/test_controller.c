@@ -700,6 +700,44 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
 END_TEST
 
 /*
+ * Capacity on a link that buffers (bench/capacity in miniature): a
+ * pinned host offered 1.3x what the link carries at full quality, whose
+ * replies count as completed when they enter socket buffers, so that
+ * completions keep pace with arrivals while the accept queue stays
+ * empty.  The estimate must come down to what the link carries, not
+ * stay at the arrivals (it did: 22% over on the testbed).
+ */
+START_TEST(test_capacity_on_a_buffering_link)
+{
+    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    /* full quality: 1e-4 + 8e-9 * 65536 = 6.2e-4 s of link per reply */
+    plant_t pl = { 0.0, { 0.0, 8192.0, 65536.0 } };
+    qc_shm_t *q = make_shm(1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    double per = TRUE_A + TRUE_B * pl.x[2], carried = 1.0 / per;
+    int i;
+
+    one_host(&ctl, &cfg, &vs, q, 0.9);
+    for (i = 0; i < 40; i++) {
+        double u;
+
+        pl.r = (i < 10 ? 0.5 : 1.3) * carried;
+        u = plant_period(cs, &pl, 2, 1.0);
+        qc_ctl_capacity_tick(&ctl, 1.0, 0, 128, pl.r, 0.0);
+        qc_ctl_step(&ctl, 1.0, u < 0.99 ? u : 0.99, 0,
+                    (apr_int64_t)(i + 1) * 1000000);
+    }
+    ck_assert_msg(fabs(ctl.capacity - carried) < 0.05 * carried,
+                  "capacity %.1f req/s, the link carries %.1f",
+                  ctl.capacity, carried);
+    ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.capacity) < 1e-6,
+                  "published %g", qc_bitsd(q->capacity_bits));
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -771,6 +809,7 @@ int main(void)
     tcase_add_test(tc, test_valve_leaves_held_load_alone);
     tcase_add_test(tc, test_differentiation_without_best_effort);
     tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
+    tcase_add_test(tc, test_capacity_on_a_buffering_link);
     tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
