@@ -1,12 +1,14 @@
 """tools/qosctl-predict: Erlang C and the response-time figures against
 textbook values and a simulation; bad input gets one line and exit 2."""
 
+import http.server
 import importlib.machinery
 import json
 import os
 import random
 import subprocess
 import sys
+import threading
 import types
 
 import pytest
@@ -139,3 +141,46 @@ def test_bad_input_is_one_line_and_exit_2(args):
     assert len(out.stderr.splitlines()) == 1, out.stderr
     assert out.stderr.startswith("qosctl-predict: ")
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("status, want", [
+    # An overload measured the capacity: it is the service rate.
+    ({"capacity": {"lower_bound": False, "full_quality": 250.0},
+      "model": {"a": 0.002}}, 250.0),
+    # Still a lower bound (no overload seen): 1 / a.
+    ({"capacity": {"lower_bound": True, "full_quality": 40.0},
+      "model": {"a": 0.002}}, 500.0),
+    # No estimate yet (NaN is not JSON's; null is what the page gives).
+    ({"capacity": {"lower_bound": False, "full_quality": None},
+      "model": {"a": 0.004}}, 250.0),
+    ({"model": {"a": 0.004}}, 250.0),
+])
+def test_service_rate_from_a_status_page(status, want):
+    """Served over HTTP on loopback as mod_qosctl's page would be."""
+    seen = []
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.path)
+            body = json.dumps(status).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), Page)
+    t = threading.Thread(target=srv.handle_request, daemon=True)
+    t.start()
+    try:
+        rate, source = P.service_rate_from_status(
+            "http://127.0.0.1:%d/qosctl-status" % srv.server_port)
+    finally:
+        t.join(10)
+        srv.server_close()
+    assert seen == ["/qosctl-status?format=json"]
+    assert rate == pytest.approx(want)
+    assert source
