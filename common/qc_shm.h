@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  5u
+#define QC_SHM_VERSION  6u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -116,7 +116,10 @@ typedef struct {
     volatile apr_uint64_t headroom_bits;
     /* 0 while the capacity is a lower bound: nothing was hard yet */
     volatile apr_uint32_t capacity_adapting;
-    volatile apr_uint32_t pad2;
+    /* The power estimate's source (QC_POWER_* of qc_power.h: 0 none, 1
+     * RAPL, 2 QosCtlPowerModel) and watts (NaN unknown). */
+    volatile apr_uint32_t power_source;
+    volatile apr_uint64_t power_bits;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

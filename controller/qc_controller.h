@@ -25,6 +25,7 @@
 #include "qc_calib.h"
 #include "qc_spread.h"
 #include "qc_capacity.h"
+#include "qc_power.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -53,6 +54,7 @@ typedef struct {
     unsigned nsensors;
     qc_backlog_t backlog;       /* httpd's listeners; zeroed: unknown */
     double drop_tolerance;      /* QosCtlDropTolerance; 0: the default */
+    qc_power_t power;           /* opened before privileges are dropped */
     int log_fd;                 /* QosCtlLog, -1 for none */
     int state_fd;               /* QosCtlStateFile, -1 for none */
 } qc_ctl_config_t;

@@ -252,6 +252,17 @@ static unsigned qc_ticks(double period)
     return n < 1 ? 1 : n > QC_CTL_TICKS ? QC_CTL_TICKS : n;
 }
 
+/* The period's power draw, for the status page (qc_power.h). */
+static void qc_power_publish(qc_ctl_config_t *cfg, double now)
+{
+    double w = qc_power_sample(&cfg->power, now);
+
+    apr_atomic_set32(&cfg->shm->power_source,
+                     (apr_uint32_t)cfg->power.source);
+    apr_atomic_set64(&cfg->shm->power_bits, qc_dbits(w < 0.0 ? 0.0 / 0.0
+                                                     : w));
+}
+
 /* A tick's readings for the capacity estimate; returns the accept
  * queues' length (< 0 unknown), which the period's step uses too. */
 static long qc_capacity_read(qc_ctl_t *ctl, double dt, qc_netstat_t *prev)
@@ -323,6 +334,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
                     qc_sensors_max(cfg->sensors, cfg->nsensors, now),
                     queued, apr_time_now());
         last = now;
+        qc_power_publish(cfg, now);
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)
                          ((cpu + qc_cpu_seconds() - cpu0) * 1e9));
         cpu = 0.0;

@@ -61,6 +61,7 @@ struct qc_server_conf {
     double period;
     double gain_margin;
     double drop_tolerance;      /* of the capacity estimate */
+    double power_idle, power_max;       /* QosCtlPowerModel; max 0: none */
     double model_a, model_b, model_c;
     int model_set;
     apr_array_header_t *resources;      /* of qc_resource_t */

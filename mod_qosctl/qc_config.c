@@ -179,6 +179,31 @@ static const char *qc_cmd_drop_tolerance(cmd_parms *cmd, void *dummy,
     return NULL;
 }
 
+static const char *qc_cmd_power_model(cmd_parms *cmd, void *dummy,
+                                      const char *idle, const char *max)
+{
+    const char *err = qc_global_only(cmd);
+    qc_server_conf *g;
+    double i, m;
+
+    if (err) {
+        return err;
+    }
+    if ((err = qc_cmd_double(cmd, idle, 0.0, 1e6, &i)) != NULL
+        || (err = qc_cmd_double(cmd, max, 0.0, 1e6, &m)) != NULL) {
+        return err;
+    }
+    if (m <= 0.0 || m < i) {
+        return qc_bad(cmd, apr_pstrcat(cmd->pool, idle, " ", max, NULL),
+                      "the watts at full load must be above 0 and at "
+                      "least those at idle");
+    }
+    g = qc_global(cmd);
+    g->power_idle = i;
+    g->power_max = m;
+    return NULL;
+}
+
 static const char *qc_cmd_gain_margin(cmd_parms *cmd, void *dummy,
                                       const char *arg)
 {
@@ -603,6 +628,9 @@ const command_rec qc_cmds[] = {
                   RSRC_CONF, "drop ratio of connection attempts that "
                   "defines the capacity estimate, in (0, 0.5], "
                   "default 0.01"),
+    AP_INIT_TAKE2("QosCtlPowerModel", qc_cmd_power_model, NULL, RSRC_CONF,
+                  "the server's watts at idle and at full CPU load, for "
+                  "the power estimate where RAPL is not available"),
     AP_INIT_TAKE23("QosCtlModel", qc_cmd_model, NULL, RSRC_CONF,
                    "initial model: <a ms/request> <b ms/KB> "
                    "[<c ms/rejected request>]"),

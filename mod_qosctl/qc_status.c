@@ -22,6 +22,7 @@
 #include "mod_qosctl.h"
 #include "qc_heartbeat.h"
 #include "qc_parse.h"
+#include "qc_power.h"
 
 static const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
@@ -175,6 +176,8 @@ typedef struct {
     double capacity, capacity_full;
     double drop_ratio, headroom;
     int capacity_lower_bound;   /* nothing was hard yet */
+    double watts;               /* NaN: unknown */
+    const char *power_source;   /* "rapl", "model", NULL: none */
     double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
     unsigned ntrees;            /* of a_tree shown: the most any host has */
     apr_uint32_t warnings;
@@ -224,6 +227,10 @@ static void qc_global_view(qc_global_view_t *g)
     g->drop_ratio = qc_rd(&q->drop_ratio_bits);
     g->headroom = g->capacity > 0.0 ? qc_rd(&q->headroom_bits) : 0.0 / 0.0;
     g->capacity_lower_bound = !apr_atomic_read32(&q->capacity_adapting);
+    g->power_source = qc_power_source_name((int)apr_atomic_read32(
+                                               &q->power_source));
+    g->watts = g->power_source && g->periods ? qc_rd(&q->power_bits)
+               : 0.0 / 0.0;
     g->warnings = apr_atomic_read32(&q->warnings);
     g->only = NULL;
     g->ntrees = 1;
@@ -362,6 +369,13 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_field(r, ",\"drop_ratio\":", g->drop_ratio);
     qc_json_field(r, ",\"headroom\":", g->headroom);
     qc_json_field(r, ",\"drop_tolerance\":", qc_rt.main->drop_tolerance);
+    qc_json_field(r, "},\"power\":{\"watts\":", g->watts);
+    if (g->power_source) {
+        ap_rprintf(r, ",\"source\":\"%s\"", g->power_source);
+    }
+    else {
+        ap_rputs(",\"source\":null", r);
+    }
     qc_json_field(r, "},\"model\":{\"a\":", g->a);
     qc_json_field(r, ",\"b\":", g->b);
     qc_json_field(r, ",\"c\":", g->c);
@@ -430,6 +444,15 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                   "dropped over those made, last period.", g->drop_ratio);
     qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
                   "capacity.", g->headroom);
+    if (g->power_source) {
+        ap_rprintf(r, "# HELP qosctl_power_watts The server's power draw, "
+                   "last period (source rapl: measured; model: "
+                   "QosCtlPowerModel on the CPU's utilization).\n"
+                   "# TYPE qosctl_power_watts gauge\n"
+                   "qosctl_power_watts{source=\"%s\"} %s\n",
+                   g->power_source, g->watts != g->watts ? "NaN"
+                   : qc_pdouble(r->pool, "%.15g", g->watts));
+    }
     ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
                "run.\n# TYPE qosctl_controller_periods_total counter\n"
                "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
@@ -563,6 +586,12 @@ static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
                    qc_pdouble(r->pool, "%.2f", g->headroom),
                    qc_pdouble(r->pool, "%.4f", g->drop_ratio),
                    qc_pdouble(r->pool, "%g", qc_rt.main->drop_tolerance));
+    }
+    if (g->power_source) {
+        ap_rprintf(r, "<p>Power: %s W (%s).</p>\n",
+                   qc_pdouble(r->pool, "%.1f", g->watts),
+                   !strcmp(g->power_source, "rapl") ? "measured by RAPL"
+                   : "QosCtlPowerModel on the CPU's utilization");
     }
 }
 

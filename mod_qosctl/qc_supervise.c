@@ -337,6 +337,14 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
                           "QosCtlLog");
     cfg->state_fd = qc_open(s, qc_rt.main->state_path, O_RDWR,
                             "QosCtlStateFile");
+    /* As root: RAPL's counters are readable by root only. */
+    qc_power_init(&cfg->power, "/sys/class/powercap", "/proc/stat",
+                  qc_rt.main->power_idle, qc_rt.main->power_max);
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: power estimate %s",
+                 cfg->power.source == QC_POWER_RAPL ? "from RAPL"
+                 : cfg->power.source == QC_POWER_MODEL
+                 ? "from QosCtlPowerModel" : "none (no RAPL, no "
+                 "QosCtlPowerModel)");
     /* Only root may raise a priority; the controller inherits it. */
     if (setpriority(PRIO_PROCESS, 0, QC_CTL_NICE) != 0) {
         ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "

@@ -108,3 +108,32 @@ def test_capacity_adapts_down_when_attempts_are_dropped(apache):
               c["requests_per_second"], seen["drops"], rep["errors"]))
     assert c["requests_per_second"] < 40
     assert json.loads(json.dumps(c))["headroom"] <= 1.0
+
+
+def test_power_from_the_admins_model_and_none_without(apache):
+    """This machine has no RAPL (powercap): with QosCtlPowerModel the
+    estimate is the model on the CPU's utilization, within idle..max;
+    without it, none, and no metric."""
+    if os.path.isdir("/sys/class/powercap"):
+        pytest.skip("RAPL would be used here, not the model")
+    a = apache("QosCtlPowerModel 90 250\n").start()
+    wait_for(lambda: a.status_json()["controller"]["periods"] >= 3)
+    p = a.status_json()["power"]
+    assert p["source"] == "model"
+    assert 90.0 <= p["watts"] <= 250.0
+    code, _, body = a.get("/qosctl-status?format=prometheus")
+    assert code == 200
+    _, samples = parse_prometheus(body.decode())
+    watts = [s for s in samples if s[0] == "qosctl_power_watts"]
+    assert len(watts) == 1 and 90.0 <= watts[0][2] <= 250.0
+    assert 'source="model"' in body.decode()
+    code, _, body = a.get("/qosctl-status")
+    assert code == 200 and b"Power: " in body
+    a.stop()
+
+    b = apache().start()
+    wait_for(lambda: b.status_json()["controller"]["periods"] >= 2)
+    p = b.status_json()["power"]
+    assert p["source"] is None and p["watts"] is None
+    code, _, body = b.get("/qosctl-status?format=prometheus")
+    assert b"qosctl_power_watts" not in body
