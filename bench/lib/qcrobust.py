@@ -447,6 +447,19 @@ def server(tb, site, kind, which, cal=None, prior=1.0, qos_n=None):
         conf=conf)
 
 
+def pinned_server(tb, site, kind, log=False, backlog=None):
+    """mod_qosctl on the full tree (QosCtlFixedLevel 2): the controller
+    measures and estimates, nothing is degraded or refused."""
+    conf = KEEPALIVE + kind.conf
+    if backlog:
+        conf += "ListenBacklog %d\n" % backlog
+    return qcbench.BenchServer(tb, site, qcbench.qosctl_conf(
+        tb, bound=kind.bound, period=1, fixed_level=2,
+        log="ctl.tsv" if log else None,
+        resource=None if kind.resource == "link" else cpu_resource()),
+        conf=conf)
+
+
 # -- calibration ---------------------------------------------------------
 
 class ServerCpu:
