@@ -3,7 +3,6 @@ access logs, QosCtlLog files and the synthetic day, against hand-worked
 cases; bad input gets one line and exit 2."""
 
 import gzip
-import http.server
 import importlib.machinery
 import json
 import math
@@ -11,10 +10,11 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import types
 
 import pytest
+
+from statuspage import serve_once
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = os.path.join(TOP, "tools", "qosctl-plan")
@@ -306,28 +306,6 @@ def test_qosctl_log_two_hosts_two_classes(tmp_path):
     assert out.returncode == 0
     assert "capacity 100 req/s per server: the median" in out.stdout
     assert "saving" in out.stdout
-
-
-def serve_once(status):
-    seen = []
-
-    class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.path)
-            body = json.dumps(status).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.HTTPServer(("127.0.0.1", 0), Page)
-    t = threading.Thread(target=srv.handle_request, daemon=True)
-    t.start()
-    return srv, t, seen
 
 
 @pytest.mark.parametrize("lower", [False, True])

@@ -1,17 +1,17 @@
 """tools/qosctl-predict: Erlang C and the response-time figures against
 textbook values and a simulation; bad input gets one line and exit 2."""
 
-import http.server
 import importlib.machinery
 import json
 import os
 import random
 import subprocess
 import sys
-import threading
 import types
 
 import pytest
+
+from statuspage import serve_once
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = os.path.join(TOP, "tools", "qosctl-predict")
@@ -157,24 +157,7 @@ def test_bad_input_is_one_line_and_exit_2(args):
 ])
 def test_service_rate_from_a_status_page(status, want):
     """Served over HTTP on loopback as mod_qosctl's page would be."""
-    seen = []
-
-    class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            seen.append(self.path)
-            body = json.dumps(status).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.HTTPServer(("127.0.0.1", 0), Page)
-    t = threading.Thread(target=srv.handle_request, daemon=True)
-    t.start()
+    srv, t, seen = serve_once(status)
     try:
         rate, source = P.service_rate_from_status(
             "http://127.0.0.1:%d/qosctl-status" % srv.server_port)
