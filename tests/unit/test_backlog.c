@@ -13,43 +13,9 @@
 
 #include "qc_backlog.h"
 #include "qc_test.h"
+#include "qc_test_net.h"
 
 #define CLIENTS 5
-
-/* A listener on an ephemeral loopback port of family af; its port. */
-static int listener(int af, unsigned short *port)
-{
-    struct sockaddr_storage ss;
-    socklen_t len = sizeof(ss);
-    int fd = socket(af, SOCK_STREAM, 0);
-
-    memset(&ss, 0, sizeof(ss));
-    if (af == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        len = sizeof(*a);
-    }
-    else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        len = sizeof(*a);
-    }
-    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) != 0
-        || listen(fd, 16) != 0
-        || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        return -1;
-    }
-    *port = ntohs(af == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
-    return fd;
-}
 
 static int client(int af, unsigned short port)
 {
@@ -75,8 +41,8 @@ static int client(int af, unsigned short port)
 static void check_family(int af)
 {
     qc_backlog_t b, other;
-    unsigned short port, none;
-    int lfd = listener(af, &port), c[CLIENTS], i;
+    unsigned short port = 0, none;
+    int lfd = qc_test_listener(af, &port, 16), c[CLIENTS], i;
 
     if (lfd < 0 && af == AF_INET6) {
         return;                 /* no IPv6 on this machine */
@@ -141,8 +107,8 @@ END_TEST
 START_TEST(repeated_reads)
 {
     qc_backlog_t b;
-    unsigned short port;
-    int lfd = listener(AF_INET, &port), c, i;
+    unsigned short port = 0;
+    int lfd = qc_test_listener(AF_INET, &port, 16), c, i;
 
     ck_assert_int_ge(lfd, 0);
     ck_assert_int_eq(qc_backlog_init(&b, &port, 1), 0);

@@ -26,6 +26,7 @@
 #include "qc_backlog.h"
 #include "qc_netstat.h"
 #include "qc_test.h"
+#include "qc_test_net.h"
 
 /*
  * Linux 6.18's files with hand-set values: the counters read have values
@@ -494,46 +495,6 @@ START_TEST(read_proc)
 }
 END_TEST
 
-/* An IPv4 (af AF_INET) or IPv6 loopback listener; port 0: any. */
-static int listener(int af, unsigned short *port, int backlog)
-{
-    struct sockaddr_storage ss;
-    socklen_t len;
-    int fd = socket(af, SOCK_STREAM, 0), on = 1;
-
-    memset(&ss, 0, sizeof(ss));
-    if (af == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        a->sin_port = htons(*port);
-        len = sizeof(*a);
-    }
-    else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        a->sin6_port = htons(*port);
-        len = sizeof(*a);
-        if (fd >= 0) {
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on, sizeof(on));
-        }
-    }
-    if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len) != 0
-        || listen(fd, backlog) != 0
-        || getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-        if (fd >= 0) {
-            close(fd);
-        }
-        return -1;
-    }
-    *port = ntohs(af == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
-                  : ((struct sockaddr_in6 *)&ss)->sin6_port);
-    return fd;
-}
-
 /* A non-blocking IPv4 client of port: its handshake may be dropped. */
 static int client(unsigned short port)
 {
@@ -588,7 +549,7 @@ START_TEST(backlog_limit)
     qc_backlog_t b, other;
     unsigned short port = 0, none;
     long limit = 0;
-    int lfd = listener(AF_INET, &port, 7), lfd6, c[3], i;
+    int lfd = qc_test_listener(AF_INET, &port, 7), lfd6, c[3], i;
 
     ck_assert_int_ge(lfd, 0);
     none = (unsigned short)(port == 65535 ? 1024 : port + 1);
@@ -607,7 +568,7 @@ START_TEST(backlog_limit)
     ck_assert_int_eq(qc_backlog_read_limit(&b, NULL), 3);
     ck_assert_int_eq(qc_backlog_read(&b), 3);
     /* httpd's v6 listener on the same port: the limits add up */
-    lfd6 = listener(AF_INET6, &port, 5);
+    lfd6 = qc_test_listener(AF_INET6, &port, 5);
     if (lfd6 >= 0) {
         ck_assert_int_eq(qc_backlog_read_limit(&b, &limit), 3);
         ck_assert_int_eq(limit, 12);
@@ -676,7 +637,7 @@ static void overflow_child(overflow_t *r)
     if (r->skipped) {
         return;
     }
-    lfd = listener(AF_INET, &port, 7);
+    lfd = qc_test_listener(AF_INET, &port, 7);
     if (lfd < 0 || qc_backlog_init(&b, &port, 1) != 0
         || qc_netstat_read(&r->before, NULL, NULL) != 0) {
         return;
