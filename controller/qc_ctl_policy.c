@@ -132,11 +132,14 @@ static int qc_valve_lag(const qc_ctl_t *ctl)
     return ctl->valved || ctl->valved_last;
 }
 
+static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
+
 void qc_ctl_update_model(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_model_t before = ctl->model;
     qc_rls_sample_t x;
-    double served = 0.0, u = ctl->u_measured, floor;
+    double served = 0.0, u = ctl->u_measured, floor, u_old, u_new;
     unsigned i, j;
     int k, fresh;
 
@@ -193,6 +196,13 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
         qc_rls_limit_d(&ctl->rls, floor);
     }
     qc_ctl_model_from_rls(ctl);
+    /* Last period's decided load in the new model's terms: a change of
+     * the fit is no change of the load (qc_reading). */
+    u_old = qc_decided_load(ctl, &before);
+    u_new = qc_decided_load(ctl, &ctl->model);
+    if (u_old >= QC_CALIB_MIN_LOAD && u_new >= QC_CALIB_MIN_LOAD) {
+        ctl->prev_u_model *= u_new / u_old;
+    }
 }
 
 /*
@@ -217,6 +227,22 @@ static double qc_class_model_util(const qc_model_t *mod,
         }
     }
     return u + mod->b * (known ? w : cl->w);
+}
+
+/* The model load of every class's decisions in the period. */
+static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod)
+{
+    double u = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < ctl->cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            u += qc_class_model_util(mod, qc_cls(ctl, i, k),
+                                     ctl->cfg->vs[i].levels);
+        }
+    }
+    return u;
 }
 
 /* Calibrated utilization of a class at each level, u[0..levels]. */

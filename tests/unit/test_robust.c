@@ -423,6 +423,40 @@ START_TEST(test_spread_mask)
 }
 END_TEST
 
+/*
+ * A refit is no change of load: a fit that suddenly prices the same
+ * requests 10x lower (as after a saturation taught it the costs, seen
+ * on the link testbed's cold start) must move the calibration, not be
+ * read as a fall of load that says nothing of the scale (k then stayed
+ * where it was, and the loops saw a tenth of the load).
+ */
+START_TEST(test_refit_is_no_fall_of_load)
+{
+    rig_t g;
+    cpu_plant_t pl = { 150.0, 0.0, 7, 0.0 };  /* U 0.45 at full quality */
+    int period, i;
+    double k_before;
+
+    rig_init(&g, COST_FULL, 0.6);
+    for (period = 0; period < 20; period++) {
+        qc_ctl_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
+                        QC_CLASS_BASIC]), 0,
+                    (apr_int64_t)(period + 1) * 1000000);
+    }
+    k_before = g.ctl.calib.k;
+    ck_assert(fabs(k_before - 1.0) < 0.2);
+    /* The per-tree costs 10x lower, the fit as confident as it was. */
+    for (i = 0; i < QC_RLS_TREES; i++) {
+        g.ctl.rls.theta[i] *= 0.1;
+    }
+    qc_ctl_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
+                    QC_CLASS_BASIC]), 0, (apr_int64_t)(period + 1) * 1000000);
+    printf("refit 10x lower: calibration %.3f -> %.3f\n", k_before,
+           g.ctl.calib.k);
+    ck_assert(g.ctl.calib.k > 2.0 * k_before);
+}
+END_TEST
+
 /* The calibration follows the sensor, and searches while saturated. */
 START_TEST(test_calibration)
 {
@@ -477,6 +511,7 @@ int main(void)
     tcase_add_test(tc, test_idle_host_takes_nothing);
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
+    tcase_add_test(tc, test_refit_is_no_fall_of_load);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();
