@@ -32,6 +32,36 @@ static int qc_backlog_port(const qc_backlog_t *b, unsigned short port)
 /* Bounds on one dump: a host has a few dozen listeners, not thousands. */
 #define QC_BACKLOG_MAX_RECVS 64
 
+int qc_backlog_parse(const qc_backlog_t *b, const void *buf, int len,
+                     long *sum, long *limit)
+{
+    const struct nlmsghdr *h = buf;
+
+    /* NLMSG_OK wants the int that NLMSG_NEXT leaves: negative past an
+     * unaligned last message, where a size_t would read on. */
+    for (; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+        const struct inet_diag_msg *d;
+
+        if (h->nlmsg_seq != b->seq) {
+            continue;           /* the rest of a dump that timed out */
+        }
+        if (h->nlmsg_type == NLMSG_DONE) {
+            return 1;
+        }
+        if (h->nlmsg_type == NLMSG_ERROR) {
+            return -1;
+        }
+        d = NLMSG_DATA(h);
+        if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*d))
+            && qc_backlog_port(b, ntohs(d->id.idiag_sport))) {
+            *sum += (long)d->idiag_rqueue;
+            /* a listener's wqueue is its sk_max_ack_backlog */
+            *limit += (long)d->idiag_wqueue;
+        }
+    }
+    return 0;
+}
+
 /*
  * Sum of the accept queues of one family's matching listeners, and in
  * *limit the sum of their limits.
@@ -60,30 +90,14 @@ static long qc_backlog_dump(qc_backlog_t *b, int family, long *limit)
     }
     for (n = 0; n < QC_BACKLOG_MAX_RECVS; n++) {
         ssize_t len = recv(b->fd, buf, sizeof(buf), 0);
-        struct nlmsghdr *h = (struct nlmsghdr *)buf;
+        int rc;
 
         if (len <= 0) {
             return -1;
         }
-        for (; NLMSG_OK(h, (size_t)len); h = NLMSG_NEXT(h, len)) {
-            const struct inet_diag_msg *d;
-
-            if (h->nlmsg_seq != b->seq) {
-                continue;       /* the rest of a dump that timed out */
-            }
-            if (h->nlmsg_type == NLMSG_DONE) {
-                return sum;
-            }
-            if (h->nlmsg_type == NLMSG_ERROR) {
-                return -1;
-            }
-            d = NLMSG_DATA(h);
-            if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(*d))
-                && qc_backlog_port(b, ntohs(d->id.idiag_sport))) {
-                sum += (long)d->idiag_rqueue;
-                /* a listener's wqueue is its sk_max_ack_backlog */
-                *limit += (long)d->idiag_wqueue;
-            }
+        rc = qc_backlog_parse(b, buf, (int)len, &sum, limit);
+        if (rc != 0) {
+            return rc > 0 ? sum : -1;
         }
     }
     return -1;

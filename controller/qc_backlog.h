@@ -46,4 +46,16 @@ long qc_backlog_read_limit(qc_backlog_t *b, long *limit);
 
 void qc_backlog_close(qc_backlog_t *b);
 
+#ifdef __linux__
+/*
+ * One recv()'s worth of a sock_diag dump (len bytes at buf, aligned for
+ * struct nlmsghdr): adds the matching listeners' queues to *sum and
+ * their limits to *limit.  1: the dump is done, 0: more to read, -1: the
+ * kernel answered an error.  Never reads past len, whatever the
+ * messages' lengths say.
+ */
+int qc_backlog_parse(const qc_backlog_t *b, const void *buf, int len,
+                     long *sum, long *limit);
+#endif
+
 #endif /* QC_BACKLOG_H */

@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
 
 #include "qc_backlog.h"
 #include "qc_test.h"
@@ -81,6 +83,63 @@ static void check_family(int af)
     ck_assert_int_eq(qc_backlog_read(&b), -1);
 }
 
+/* One listener's message of a dump at p: port, queue, limit, length. */
+static void diag_msg(unsigned char *p, unsigned seq, unsigned short port,
+                     unsigned rqueue, unsigned wqueue, unsigned len)
+{
+    struct nlmsghdr *h = (struct nlmsghdr *)p;
+    struct inet_diag_msg *d = NLMSG_DATA(h);
+
+    h->nlmsg_len = len;
+    h->nlmsg_type = 20;         /* SOCK_DIAG_BY_FAMILY */
+    h->nlmsg_seq = seq;
+    d->id.idiag_sport = htons(port);
+    d->idiag_rqueue = rqueue;
+    d->idiag_wqueue = wqueue;
+}
+
+/*
+ * Finding 8 of issue #11: a last message whose length is not aligned
+ * leaves NLMSG_NEXT's remainder negative; cast to size_t it read on, into
+ * whatever follows the reply in the buffer (here a message that would
+ * add 1000 to the queue).
+ */
+START_TEST(parse_stops_at_the_end_of_the_reply)
+{
+    static long buf[256];
+    unsigned char *p = (unsigned char *)buf;
+    unsigned len = NLMSG_LENGTH(sizeof(struct inet_diag_msg)) + 1, step;
+    qc_backlog_t b;
+    unsigned short port = 8080;
+    long sum = 0, limit = 0;
+
+    memset(buf, 0, sizeof(buf));
+    memset(&b, 0, sizeof(b));
+    b.fd = -1;
+    b.seq = 7;
+    b.nports = 1;
+    b.ports[0] = port;
+    diag_msg(p, 7, port, 5, 511, len);
+    diag_msg(p + NLMSG_ALIGN(len), 7, port, 1000, 1000,
+             NLMSG_LENGTH(sizeof(struct inet_diag_msg)));
+    ck_assert_int_eq(qc_backlog_parse(&b, buf, (int)len, &sum, &limit), 0);
+    ck_assert_int_eq(sum, 5);
+    ck_assert_int_eq(limit, 511);
+
+    /* A whole reply: two messages, then the end of the dump. */
+    sum = limit = 0;
+    step = NLMSG_ALIGN(NLMSG_LENGTH(sizeof(struct inet_diag_msg)));
+    diag_msg(p, 7, port, 5, 511, step);
+    diag_msg(p + step, 8, port, 9, 9, step);
+    diag_msg(p + 2 * step, 7, 0, 0, 0, NLMSG_LENGTH(4));
+    ((struct nlmsghdr *)(p + 2 * step))->nlmsg_type = NLMSG_DONE;
+    ck_assert_int_eq(qc_backlog_parse(&b, buf, (int)sizeof(buf), &sum,
+                                      &limit), 1);
+    ck_assert_int_eq(sum, 5);   /* the other sequence's is left out */
+    ck_assert_int_eq(limit, 511);
+}
+END_TEST
+
 START_TEST(counts_unaccepted_v4)
 {
     check_family(AF_INET);
@@ -131,6 +190,7 @@ int main(void)
     tcase_add_test(tc, counts_unaccepted_v6);
     tcase_add_test(tc, no_ports_unknown);
     tcase_add_test(tc, repeated_reads);
+    tcase_add_test(tc, parse_stops_at_the_end_of_the_reply);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
 }
