@@ -195,6 +195,30 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
         float(r[0]), [float(x) for x in r[3:]]
 
 
+def test_log_keeps_every_host_of_a_period(apache):
+    """Issue #11, finding 7: a period of many hosts with long names
+    (here about 40 KB) is logged whole, one line per host and class, none
+    cut; a fixed 8 KB buffer cut it."""
+    hosts = ["h%02d-%s.example" % (i, "x" * 90) for i in range(80)]
+    a = apache("QosCtlLog qosctl.tsv\n" + "".join(
+        "<VirtualHost *>\n  ServerName %s\n</VirtualHost>\n" % h
+        for h in hosts))
+    wait_for(lambda: controller(a)["periods"] >= 3)
+    with open(os.path.join(a.root, "qosctl.tsv")) as f:
+        lines = f.read().splitlines()
+    rows = [l.split("\t") for l in lines[1:]]
+    assert all(len(r) == 22 for r in rows)
+    periods = {}
+    for r in rows:
+        periods.setdefault(r[0], []).append((r[1].rsplit(":", 1)[0], r[2]))
+    # whole periods (the last may be half written when read)
+    whole = [p for t, p in sorted(periods.items())][:-1]
+    assert whole
+    for p in whole:
+        assert len(p) == len(set(p)) == 2 * (len(hosts) + 1)
+        assert {h for h, _ in p} >= set(hosts)
+
+
 def last_queued(a):
     """The accept queues at the controller's last period, from its log
     (the status page needs a worker, and this test holds the only one)."""
