@@ -206,6 +206,47 @@ def test_graceful_restart_keeps_counts(server_factory):
     assert basic["responses"] == 150
 
 
+def _stamp_segment_version(pid, version):
+    """Write `version` into the layout stamp of the parent's segment, as
+    a module of another layout would have left it (root reads and writes
+    another process's memory through /proc); the number of segments."""
+    import struct
+    magic = struct.pack("<I", 0x31435351)      # QC_SHM_MAGIC, "QSC1"
+    found = 0
+    with open("/proc/%d/maps" % pid) as maps, \
+            open("/proc/%d/mem" % pid, "r+b", buffering=0) as mem:
+        for line in maps:
+            f = line.split()
+            if not f[1].startswith("rw") or not f[1].endswith("s"):
+                continue
+            start = int(f[0].split("-")[0], 16)
+            mem.seek(start)
+            # APR keeps the segment's size before its base address
+            at = mem.read(64).find(magic)
+            if at >= 0 and at % 4 == 0:
+                mem.seek(start + at + 4)
+                mem.write(struct.pack("<I", version))
+                found += 1
+    return found
+
+
+def test_graceful_restart_over_another_layout_starts_afresh(server_factory):
+    """Issue #11, finding 3: a segment whose layout stamp is not this
+    module's (an upgrade over a graceful restart) is never read: the
+    counts start again, a line says why, and requests are served."""
+    s = server_factory(TREES + "QosCtlFixedLevel 2\n").start()
+    fetch_all(s, [("/x.txt", ip) for ip in addresses(30)])
+    assert settled_counters(s, 30)["classes"]["basic"]["responses"] == 30
+    assert _stamp_segment_version(s.pid, 0xdead) == 1
+    s.graceful()
+    fetch_all(s, [("/x.txt", ip) for ip in addresses(20)])
+    basic = settled_counters(s, 20)["classes"]["basic"]
+    assert basic["arrived"] == 20 and basic["responses"] == 20
+    with open(os.path.join(s.root, "error.log")) as f:
+        assert "has another layout (an upgrade); counts start again" \
+            in f.read()
+
+
 def _shm_state():
     ipcs = subprocess.run(["ipcs", "-m", "-s", "-q"], capture_output=True,
                           text=True).stdout
