@@ -107,6 +107,29 @@ def test_rewrite_out_of_the_docroot_is_counted_not_moved(server_factory):
     assert basic(s)["tree_responses"] == [1, 0]
 
 
+@pytest.mark.parametrize("level,want", [("0", 503), ("1", 200)])
+def test_alias_is_counted_and_rejected(server_factory, level, want):
+    """An Alias outside DocumentRoot (no tree to go to): served as mapped
+    at any level above 0, refused at 0, and counted either way."""
+    s = server_factory("", modules=["alias"])
+    outside = os.path.join(s.root, "aliased")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "a.txt"), "w") as f:
+        f.write("aliased\n")
+    s.write_conf(TREES + "QosCtlFixedLevel %s\nAlias /al %s\n"
+                 '<Directory "%s">\n  Require all granted\n</Directory>\n'
+                 % (level, outside, outside) + s.extra)
+    s.start()
+    st, _, body = s.get("/al/a.txt")
+    assert st == want
+    if want == 200:
+        assert body == b"aliased\n"
+        assert counted(s, "responses", 1) == 1
+    else:
+        assert counted(s, "rejected", 1) == 1
+    assert counted(s, "arrived", 1) == 1
+
+
 class _Echo(http.server.BaseHTTPRequestHandler):
     seen = []
 
