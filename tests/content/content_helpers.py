@@ -29,7 +29,8 @@ def load_tool():
 
 DEGRADE = load_tool()
 CONVERT = DEGRADE.find_convert()
-IDENTIFY = shutil.which("identify", path="/usr/bin:" + os.environ.get("PATH", ""))
+IDENTIFY = shutil.which("identify",
+                        path="/usr/bin:" + os.environ.get("PATH", ""))
 
 
 class Result:
@@ -39,18 +40,24 @@ class Result:
         self.err = completed.stderr.decode("utf-8", "replace")
 
     def __repr__(self):
-        return "rc=%d\nstdout:\n%s\nstderr:\n%s" % (self.rc, self.out, self.err)
+        return ("rc=%d\nstdout:\n%s\nstderr:\n%s"
+                % (self.rc, self.out, self.err))
 
     def summary(self):
         """{'built': n, 'unchanged': n, ...} from the summary line."""
-        line = [l for l in self.out.splitlines() if l.startswith("summary:")][-1]
-        return {word: int(n) for n, word in re.findall(r"(\d+) (built|unchanged|errors)", line)
-                } | {"removed": int(re.search(r"(\d+) outputs removed", line).group(1))}
+        line = [l for l in self.out.splitlines()
+                if l.startswith("summary:")][-1]
+        return ({word: int(n) for n, word
+                 in re.findall(r"(\d+) (built|unchanged|errors)", line)}
+                | {"removed": int(re.search(r"(\d+) outputs removed",
+                                            line).group(1))})
 
 
 def run_tool(*args):
-    return Result(subprocess.run([sys.executable, TOOL] + [os.fsencode(a) for a in args],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return Result(subprocess.run([sys.executable, TOOL]
+                                 + [os.fsencode(a) for a in args],
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE,
                                  timeout=300, check=False))
 
 
@@ -58,10 +65,13 @@ def make_image(path, kind="jpeg", size=(320, 240), seed=1, extent=None):
     """A photo-like image (plasma + noise) that re-encoding can shrink;
     EXTENT: a JPEG of at most that many bytes, at the best quality."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    encoding = ["-define", "jpeg:extent=%d" % extent] if extent else ["-quality", "90"]
-    subprocess.run([CONVERT, "-size", "%dx%d" % size, "-seed", str(seed), "plasma:",
-                    "-attenuate", "0.3", "+noise", "Gaussian", "-depth", "8"] + encoding +
-                   ["%s:%s" % (kind, os.fsdecode(path))], check=True, stdout=subprocess.DEVNULL)
+    encoding = (["-define", "jpeg:extent=%d" % extent] if extent
+                else ["-quality", "90"])
+    subprocess.run([CONVERT, "-size", "%dx%d" % size, "-seed", str(seed),
+                    "plasma:", "-attenuate", "0.3", "+noise", "Gaussian",
+                    "-depth", "8"] + encoding +
+                   ["%s:%s" % (kind, os.fsdecode(path))], check=True,
+                   stdout=subprocess.DEVNULL)
     return os.path.getsize(path)
 
 
@@ -75,8 +85,10 @@ def make_icon(path, kind="png"):
 
 def identify(path):
     """(format, width, height) of the first frame, via ImageMagick."""
-    out = subprocess.run([IDENTIFY, "-format", "%m %w %h\n", os.fsdecode(path)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    out = subprocess.run([IDENTIFY, "-format", "%m %w %h\n",
+                          os.fsdecode(path)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         check=True)
     fmt, width, height = out.stdout.decode().splitlines()[0].split()
     return fmt, int(width), int(height)
 
@@ -102,11 +114,14 @@ def tree_state(root):
                     what = hashlib.sha256(stream.read()).hexdigest().encode()
             else:
                 what = b"dir"
-            state[os.path.relpath(path, root)] = (what, info.st_mode, info.st_mtime_ns)
+            state[os.path.relpath(path, root)] = (what, info.st_mode,
+                                                  info.st_mtime_ns)
     return state
 
 
 def output_files(root):
-    """Relative paths of the files the tool wrote (its own .ht* files aside)."""
+    ("Relative paths of the files the tool wrote (its own .ht* files "
+     "aside).")
     return {rel for rel, (what, _, _) in tree_state(root).items()
-            if what != b"dir" and not os.path.basename(rel).startswith(b".htqosctl-")}
+            if what != b"dir"
+            and not os.path.basename(rel).startswith(b".htqosctl-")}

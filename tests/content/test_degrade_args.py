@@ -38,7 +38,8 @@ def full(tmp_path):
 
 def refused(result):
     lines = result.err.strip().splitlines()
-    return (result.rc == 2 and len(lines) == 1 and "Traceback" not in result.err
+    return (result.rc == 2 and len(lines) == 1
+            and "Traceback" not in result.err
             and lines[0].startswith("qosctl-degrade: "))
 
 
@@ -50,7 +51,8 @@ def refused(result):
     "http://[::1/a",
 ])
 def test_bad_snapshot_path(server, full, tmp_path, path):
-    result = run_tool("--snapshot", path, "--server", server, full, tmp_path / "out")
+    result = run_tool("--snapshot", path, "--server", server, full,
+                      tmp_path / "out")
     assert refused(result), result
     assert not (tmp_path / "out" / "dyn").exists()
 

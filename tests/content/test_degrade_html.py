@@ -7,7 +7,8 @@ from content_helpers import DEGRADE, make_image, output_files, run_tool, write
 REMOVED = [
     b'<IMG CLASS="Deco deco" SRC="a.png" ALT=\'\'/>',
     b'<img data-decorative src="b.png">',
-    b'<picture class="deco"><source srcset="p.webp"><img src="p.jpg"></picture>',
+    b'<picture class="deco"><source srcset="p.webp">'
+    b'<img src="p.jpg"></picture>',
     b'<img src="img/small.png">',
     b'<svg class="deco"><svg><circle r="1"/></svg></svg>',
     b'<input type="image" class="deco" src="go.png">',
@@ -25,7 +26,8 @@ PAGE = b"""<!doctype html>
 <img class="decoration" src="keep.png"><p class=deco>
 </body></html>
 """ % tuple(REMOVED)
-RULES = DEGRADE.StripRules(frozenset({"deco"}), frozenset({"data-decorative"}), 2048)
+RULES = DEGRADE.StripRules(frozenset({"deco"}), frozenset({"data-decorative"}),
+                           2048)
 SIZES = {b"img/small.png": 100, b"img/big.jpg": 50000}
 
 
@@ -48,10 +50,12 @@ def without(data, pieces):
 
 
 def test_strip_removes_exactly_the_decorative_elements():
-    out, removed, deps = DEGRADE.strip_html(PAGE, b"index.html", RULES, SIZES.get)
+    out, removed, deps = DEGRADE.strip_html(PAGE, b"index.html", RULES,
+                                            SIZES.get)
     assert removed == len(REMOVED)
-    assert out == without(PAGE, REMOVED)       # the rest byte for byte, even \xe9
-    assert deps == {"img/small.png": 100, "img/big.jpg": 50000, "keep.png": None}
+    assert out == without(PAGE, REMOVED)  # the rest byte for byte, even \xe9
+    assert deps == {"img/small.png": 100, "img/big.jpg": 50000,
+                    "keep.png": None}
 
 
 def test_stripped_page_parses_and_lost_only_those_elements():
@@ -64,9 +68,11 @@ def test_stripped_page_parses_and_lost_only_those_elements():
 
 
 def test_relative_sources_resolve_from_the_page_directory():
-    page = b'<img src="../img/small.png"><img src="small.png"><img src="http://x/img/small.png">'
+    page = (b'<img src="../img/small.png"><img src="small.png">'
+            b'<img src="http://x/img/small.png">')
     rules = DEGRADE.StripRules(frozenset(), frozenset(), 2048)
-    out, removed, _ = DEGRADE.strip_html(page, b"sub/page.html", rules, SIZES.get)
+    out, removed, _ = DEGRADE.strip_html(page, b"sub/page.html", rules,
+                                         SIZES.get)
     assert (out, removed) == (page[len(b'<img src="../img/small.png">'):], 1)
 
 
@@ -100,5 +106,6 @@ def test_tool_strips_below_size_and_follows_image_changes(site, tmp_path):
 def test_page_with_nothing_to_strip_is_not_copied(tmp_path):
     write(tmp_path / "full" / "plain.html", "<p>no images</p>\n")
     write(tmp_path / "full" / "style.css", "p {}\n")
-    assert run_tool("--strip-class", "deco", tmp_path / "full", tmp_path / "out").rc == 0
+    assert run_tool("--strip-class", "deco", tmp_path / "full",
+                    tmp_path / "out").rc == 0
     assert output_files(tmp_path / "out") == set()

@@ -5,10 +5,12 @@ import subprocess
 
 import pytest
 
-from content_helpers import CONVERT, IDENTIFY, identify, make_image, output_files, run_tool
+from content_helpers import (CONVERT, IDENTIFY, identify, make_image,
+                             output_files, run_tool)
 
-SHRINKABLE = [("img/photo.jpg", "JPEG"), ("img/chart.png", "PNG"), ("img/anim.gif", "GIF"),
-              ("img/banner.webp", "WEBP"), ("img/by-content", "JPEG")]
+SHRINKABLE = [("img/photo.jpg", "JPEG"), ("img/chart.png", "PNG"),
+              ("img/anim.gif", "GIF"), ("img/banner.webp", "WEBP"),
+              ("img/by-content", "JPEG")]
 
 
 def test_images_become_smaller_valid_images_at_half_size(site, tmp_path):
@@ -17,7 +19,8 @@ def test_images_become_smaller_valid_images_at_half_size(site, tmp_path):
     assert result.rc == 0, result
     for rel, fmt in SHRINKABLE:
         _, width, height = identify(site / rel)
-        assert identify(out / rel) == (fmt, round(width / 2), round(height / 2)), rel
+        assert identify(out / rel) == (fmt, round(width / 2),
+                                       round(height / 2)), rel
         assert os.path.getsize(out / rel) < os.path.getsize(site / rel), rel
 
 
@@ -31,7 +34,8 @@ def test_only_files_made_smaller_are_written(site, tmp_path):
 def test_table_reports_bytes_per_type(site, tmp_path):
     result = run_tool(site, tmp_path / "out")
     for kind in ("jpeg", "png", "gif", "webp", "html", "total"):
-        assert any(line.startswith(kind) for line in result.out.splitlines()), result
+        assert any(line.startswith(kind)
+                   for line in result.out.splitlines()), result
     assert "summary:" in result.out and "% less" in result.out
 
 
@@ -41,7 +45,8 @@ def test_two_levels_are_two_trees_of_decreasing_size(site, tmp_path):
     assert result.rc == 0, result
     for rel, fmt in SHRINKABLE[:2] + SHRINKABLE[3:]:
         low, high, full = out / "1" / rel, out / "2" / rel, site / rel
-        assert os.path.getsize(low) < os.path.getsize(high) < os.path.getsize(full), rel
+        assert (os.path.getsize(low) < os.path.getsize(high)
+                < os.path.getsize(full)), rel
         assert identify(low)[1] < identify(high)[1] < identify(full)[1], rel
         assert identify(low)[0] == identify(high)[0] == fmt
     assert not (out / "img").exists()
@@ -49,8 +54,8 @@ def test_two_levels_are_two_trees_of_decreasing_size(site, tmp_path):
 
 def test_per_level_scale_quality_and_max_dim(site, tmp_path):
     out = tmp_path / "out"
-    result = run_tool("--levels", "2", "--scale", "0.25,0.9", "--quality", "30,60",
-                      "--max-dim", "0,100", site, out)
+    result = run_tool("--levels", "2", "--scale", "0.25,0.9",
+                      "--quality", "30,60", "--max-dim", "0,100", site, out)
     assert result.rc == 0, result
     assert identify(out / "1" / "img/photo.jpg")[1:] == (80, 60)
     assert identify(out / "2" / "img/photo.jpg")[1:] == (100, 75)
@@ -59,10 +64,12 @@ def test_per_level_scale_quality_and_max_dim(site, tmp_path):
 def test_animated_gif_keeps_its_frames(tmp_path):
     gif = tmp_path / "full" / "anim.gif"
     os.makedirs(gif.parent)
-    subprocess.run([CONVERT, "-size", "200x160", "-delay", "10", "xc:red", "-seed", "1",
-                    "plasma:", "gradient:blue-white", str(gif)], check=True)
+    subprocess.run([CONVERT, "-size", "200x160", "-delay", "10", "xc:red",
+                    "-seed", "1", "plasma:", "gradient:blue-white", str(gif)],
+                   check=True)
     assert run_tool(tmp_path / "full", tmp_path / "out").rc == 0
-    frames = subprocess.run([IDENTIFY, "-format", "%W %H\n", str(tmp_path / "out" / "anim.gif")],
+    frames = subprocess.run([IDENTIFY, "-format", "%W %H\n",
+                             str(tmp_path / "out" / "anim.gif")],
                             stdout=subprocess.PIPE, check=True).stdout.split()
     assert frames == [b"100", b"80"] * 3
 
@@ -75,17 +82,20 @@ def test_small_images_keep_their_dimensions(tmp_path):
 
 @pytest.mark.parametrize("target", ["*.jpg=1/8", "bench/64k.jpg=8k"])
 def test_target_gives_the_papers_64k_to_8k_pair(tmp_path, target):
-    size = make_image(tmp_path / "full" / "bench" / "64k.jpg", size=(800, 600), extent=65536)
+    size = make_image(tmp_path / "full" / "bench" / "64k.jpg",
+                      size=(800, 600), extent=65536)
     assert 60000 < size <= 65536
     result = run_tool("--target", target, tmp_path / "full", tmp_path / "out")
     assert result.rc == 0, result
     wanted = size / 8 if "1/8" in target else 8192
-    assert abs(os.path.getsize(tmp_path / "out" / "bench" / "64k.jpg") - wanted) <= 0.15 * wanted
+    assert abs(os.path.getsize(tmp_path / "out" / "bench" / "64k.jpg")
+               - wanted) <= 0.15 * wanted
 
 
 @pytest.mark.parametrize("args", [
-    ["--levels", "0"], ["--scale", "1.5"], ["--quality", "30,40"], ["--quality", "x"],
-    ["--target", "nothing"], ["--target", "*.jpg=2/3"], ["--strip-below", "-1k"],
+    ["--levels", "0"], ["--scale", "1.5"], ["--quality", "30,40"],
+    ["--quality", "x"], ["--target", "nothing"], ["--target", "*.jpg=2/3"],
+    ["--strip-below", "-1k"],
 ])
 def test_bad_options_exit_2(site, tmp_path, args):
     result = run_tool(*args, site, tmp_path / "out")
@@ -97,6 +107,7 @@ def test_help_is_usage():
     result = run_tool("--help")
     assert result.rc == 0
     assert result.out.startswith("usage: qosctl-degrade")
-    for text in ("Exit status", "ImageMagick", "OUTPUT_DIR/1", "ForceType", "--snapshot"):
+    for text in ("Exit status", "ImageMagick", "OUTPUT_DIR/1", "ForceType",
+                 "--snapshot"):
         assert text in result.out
     assert "ms/image" not in result.out       # design notes stay in the source

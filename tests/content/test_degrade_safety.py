@@ -10,17 +10,20 @@ from content_helpers import identify, make_image, run_tool, tree_state, write
 def test_full_tree_is_byte_identical_after_runs(site, tmp_path):
     os.symlink("photo.jpg", site / "img" / "alias.jpg")
     before = tree_state(site)
-    for args in (["--strip-class", "deco"], ["--levels", "2", "--strip-below", "1k"]):
+    for args in (["--strip-class", "deco"],
+                 ["--levels", "2", "--strip-below", "1k"]):
         assert run_tool(*args, site, tmp_path / "out").rc == 0
     assert tree_state(site) == before
 
 
-def test_rerun_rebuilds_nothing_and_a_change_rebuilds_only_that_file(site, tmp_path):
+def test_rerun_rebuilds_nothing_and_a_change_rebuilds_only_that_file(
+        site, tmp_path):
     out = tmp_path / "out"
     assert run_tool("--strip-class", "deco", site, out).summary()["built"] == 8
     written = tree_state(out)
     again = run_tool("-v", "--strip-class", "deco", site, out)
-    assert again.summary() == {"built": 0, "unchanged": 8, "errors": 0, "removed": 0}, again
+    assert again.summary() == {"built": 0, "unchanged": 8, "errors": 0,
+                               "removed": 0}, again
     assert tree_state(out) == written
 
     os.utime(site / "img" / "chart.png")              # new mtime, same bytes
@@ -29,7 +32,8 @@ def test_rerun_rebuilds_nothing_and_a_change_rebuilds_only_that_file(site, tmp_p
     assert [l for l in changed.out.splitlines() if l.startswith("built")] == [
         "built img/photo.jpg"], changed
     now = tree_state(out)
-    assert {rel for rel in now if now[rel] != written.get(rel) and now[rel][0] != b"dir"} == {
+    assert {rel for rel in now
+            if now[rel] != written.get(rel) and now[rel][0] != b"dir"} == {
         b"img/photo.jpg", b".htqosctl-manifest.json"}
 
 
@@ -83,7 +87,8 @@ def test_symlinks_out_of_the_tree_are_not_followed(site, tmp_path):
     assert result.rc == 0, result
     assert "img/link.jpg: symlink points outside the tree" in result.err
     assert "linked-dir: symlinked directory not followed" in result.err
-    assert not (out / "img" / "link.jpg").exists() and not (out / "linked-dir").exists()
+    assert (not (out / "img" / "link.jpg").exists()
+            and not (out / "linked-dir").exists())
     assert (out / "css" / "inside.jpg").exists()
     assert run_tool("--strict", site, tmp_path / "strict").rc == 1
 
@@ -101,7 +106,8 @@ def test_symlink_planted_in_output_never_leads_writes_out(site, tmp_path):
 def test_names_that_are_not_utf8(site, tmp_path):
     full = os.fsencode(site)
     make_image(os.path.join(full, b"caf\xe9.jpg"))
-    write(os.path.join(full, b"p\xff.html"), b'<img class="deco" src="x.gif"><p>\xff</p>')
+    write(os.path.join(full, b"p\xff.html"),
+          b'<img class="deco" src="x.gif"><p>\xff</p>')
     out = os.fsencode(tmp_path / "out")
     result = run_tool("--strip-class", "deco", full, out)
     assert result.rc == 0, result
@@ -134,4 +140,5 @@ def test_missing_input_is_refused(tmp_path):
 def test_unreadable_file_is_reported(site, tmp_path):
     os.chmod(site / "img" / "photo.jpg", 0)
     result = run_tool(site, tmp_path / "out")
-    assert result.rc == 0 and "img/photo.jpg: cannot open" in result.err, result
+    assert (result.rc == 0
+            and "img/photo.jpg: cannot open" in result.err), result

@@ -50,7 +50,8 @@ def full(tmp_path):
     return tmp_path / "full"
 
 
-def test_snapshot_is_stored_at_the_url_path_in_every_level(server, full, tmp_path):
+def test_snapshot_is_stored_at_the_url_path_in_every_level(
+        server, full, tmp_path):
     out = tmp_path / "out"
     result = run_tool("--levels", "2", "--snapshot", "/dyn/report.cgi?x=1",
                       "--server", server.url, full, out)
@@ -58,7 +59,8 @@ def test_snapshot_is_stored_at_the_url_path_in_every_level(server, full, tmp_pat
     for level in ("1", "2"):
         snap = out / level / "dyn" / "report.cgi"
         assert snap.read_bytes() == server.body
-        assert stat.S_IMODE(snap.stat().st_mode) & 0o111 == 0      # never run as CGI
+        # never run as CGI
+        assert stat.S_IMODE(snap.stat().st_mode) & 0o111 == 0
     assert any(line.startswith("snapshot") for line in result.out.splitlines())
 
 
@@ -78,9 +80,11 @@ def test_snapshot_list_file_and_dropped_snapshots(server, full, tmp_path):
     listing = tmp_path / "urls"
     write(listing, "# dynamic pages\n/dyn/a.cgi\n\n/dyn/dir/\n")
     out = tmp_path / "out"
-    assert run_tool("--snapshot-list", listing, "--server", server.url, full, out).rc == 0
+    assert run_tool("--snapshot-list", listing, "--server", server.url,
+                    full, out).rc == 0
     assert output_files(out) == {b"dyn/a.cgi", b"dyn/dir/index.html"}
-    assert run_tool("--snapshot", "/dyn/a.cgi", "--server", server.url, full, out).rc == 0
+    assert run_tool("--snapshot", "/dyn/a.cgi", "--server", server.url,
+                    full, out).rc == 0
     assert output_files(out) == {b"dyn/a.cgi"}
 
 
@@ -105,16 +109,22 @@ def test_redirects_are_not_followed(server, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--snapshot", "http://192.0.2.1/dyn/x", "--server", "http://127.0.0.1:9"],
+    (["--snapshot", "http://192.0.2.1/dyn/x",
+      "--server", "http://127.0.0.1:9"],
      "not on --server"),
-    (["--snapshot", "/dyn/x", "--server", "ftp://127.0.0.1/"], "--server must be"),
+    (["--snapshot", "/dyn/x", "--server", "ftp://127.0.0.1/"],
+     "--server must be"),
     (["--snapshot", "/dyn/x"], "--server must be"),
-    (["--snapshot", "/../etc/passwd", "--server", "http://127.0.0.1:9"], "does not map"),
-    (["--snapshot", "dyn/x", "--server", "http://127.0.0.1:9"], "must start with '/'"),
-    (["--snapshot", "/a", "--snapshot", "/a?b", "--server", "http://127.0.0.1:9"],
+    (["--snapshot", "/../etc/passwd", "--server", "http://127.0.0.1:9"],
+     "does not map"),
+    (["--snapshot", "dyn/x", "--server", "http://127.0.0.1:9"],
+     "must start with '/'"),
+    (["--snapshot", "/a", "--snapshot", "/a?b",
+      "--server", "http://127.0.0.1:9"],
      "both map to"),
 ])
-def test_bad_snapshot_arguments_are_refused_before_any_fetch(full, tmp_path, args, message):
+def test_bad_snapshot_arguments_are_refused_before_any_fetch(
+        full, tmp_path, args, message):
     result = run_tool(*args, full, tmp_path / "out")
     assert result.rc == 2 and message in result.err, result
     assert not (tmp_path / "out").exists()

@@ -17,8 +17,9 @@ import qcharness  # noqa: E402
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     outdir = tmp_path_factory.mktemp("sample")
-    result = subprocess.run([sys.executable, GENERATOR, "--photos", "3", outdir],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+    result = subprocess.run(
+        [sys.executable, GENERATOR, "--photos", "3", outdir],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
     assert result.returncode == 0, result.stdout.decode()
     return outdir
 
@@ -32,7 +33,8 @@ def test_bench_files_have_their_nominal_sizes(sample):
     assert size(bench / "1k.html") == 1024
     assert abs(size(bench / "64k.jpg") - 65536) <= 0.03 * 65536
     assert abs(size(bench / "32k.jpg") - 32768) <= 0.03 * 32768
-    assert identify(bench / "64k.jpg")[0] == identify(bench / "32k.jpg")[0] == "JPEG"
+    assert (identify(bench / "64k.jpg")[0] == identify(bench / "32k.jpg")[0]
+            == "JPEG")
 
 
 def test_degraded_64k_is_the_papers_8k(sample):
@@ -46,12 +48,14 @@ def test_photos_icons_and_pages(sample):
     photos = glob.glob(str(full / "img" / "photos" / "*.jpg"))
     assert len(photos) == 3
     for photo in photos:
-        assert 60000 <= size(photo) <= 68 * 1024 and identify(photo)[1:] == (800, 600)
+        assert (60000 <= size(photo) <= 68 * 1024
+                and identify(photo)[1:] == (800, 600))
     for product in glob.glob(str(full / "img" / "products" / "*.jpg")):
         assert 28 * 1024 <= size(product) <= 33000
     for icon in glob.glob(str(full / "img" / "icons" / "*")):
         assert size(icon) < 2048
-    for page in ("index.html", "article.html", "products.html", "css/site.css"):
+    for page in ("index.html", "article.html", "products.html",
+                 "css/site.css"):
         assert (full / page).is_file()
     assert b'class="deco"' in (full / "index.html").read_bytes()
 
@@ -67,7 +71,8 @@ def test_degraded_tree_is_made_by_the_tool(sample):
 def test_cgi_and_its_static_snapshot(sample):
     cgi = sample / "full" / "dynamic" / "report.cgi"
     assert os.access(cgi, os.X_OK)
-    page = subprocess.run([cgi], stdout=subprocess.PIPE, check=True, timeout=30).stdout
+    page = subprocess.run([cgi], stdout=subprocess.PIPE, check=True,
+                          timeout=30).stdout
     assert page.startswith(b"Content-Type: text/html")
     snapshot = sample / "degraded" / "dynamic" / "report.cgi"
     assert page.split(b"\n\n", 1)[1] == snapshot.read_bytes()
@@ -77,13 +82,13 @@ def test_cgi_and_its_static_snapshot(sample):
 def test_cpu_cgi_and_its_snapshot(sample):
     cgi = sample / "full" / "dynamic" / "cpu.cgi"
     env = dict(os.environ, QUERY_STRING="probe=7")
-    live = subprocess.run([cgi], stdout=subprocess.PIPE, check=True, timeout=30,
-                          env=dict(env, QUERY_STRING="")).stdout
+    live = subprocess.run([cgi], stdout=subprocess.PIPE, check=True,
+                          timeout=30, env=dict(env, QUERY_STRING="")).stdout
     snapshot = (sample / "degraded" / "dynamic" / "cpu.cgi").read_bytes()
     assert live.split(b"\n\n", 1)[1] == snapshot
     assert b"after 10000 iterations" in snapshot and b"Query:" not in snapshot
-    probed = subprocess.run([cgi], stdout=subprocess.PIPE, check=True, timeout=30,
-                            env=env).stdout
+    probed = subprocess.run([cgi], stdout=subprocess.PIPE, check=True,
+                            timeout=30, env=env).stdout
     assert b"Query: probe=7" in probed
 
 

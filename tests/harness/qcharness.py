@@ -24,7 +24,8 @@ TOP_SRCDIR = os.environ.get(
 TOP_BUILDDIR = os.environ.get("QOSCTL_TOP_BUILDDIR", TOP_SRCDIR)
 MODULE = os.environ.get("QOSCTL_MODULE",
                         os.path.join(TOP_BUILDDIR, ".libs", "mod_qosctl.so"))
-HTTPD = os.environ.get("HTTPD") or shutil.which("apache2") or "/usr/sbin/apache2"
+HTTPD = (os.environ.get("HTTPD") or shutil.which("apache2")
+         or "/usr/sbin/apache2")
 HTTPERF = os.environ.get("HTTPERF") or shutil.which("httperf") or "httperf"
 MODULES_DIR = os.environ.get("HTTPD_MODULES_DIR", "/usr/lib/apache2/modules")
 
@@ -405,7 +406,7 @@ class Testbed:
         self.cleanup()
 
 
-# -- php-fpm -------------------------------------------------------------------
+# -- php-fpm ------------------------------------------------------------------
 
 def php_fpm_binary():
     """Debian's php-fpm (php8.2-fpm), or None when PHP is not installed
@@ -573,7 +574,7 @@ def stop_all():
             pass
 
 
-# -- httperf -------------------------------------------------------------------
+# -- httperf ------------------------------------------------------------------
 
 _NUM = r"([0-9.]+)"
 
