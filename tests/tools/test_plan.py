@@ -3,32 +3,19 @@ access logs, QosCtlLog files and the synthetic day, against hand-worked
 cases; bad input gets one line and exit 2."""
 
 import gzip
-import importlib.machinery
 import json
 import math
 import os
 import shutil
 import subprocess
 import sys
-import types
 
 import pytest
 
-from statuspage import serve_once
+from tooltest import load_tool, serve_once, tool_path
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(TOP, "tools", "qosctl-plan")
-
-
-def load_tool():
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader("qosctl_plan", TOOL)
-    module = types.ModuleType(loader.name)
-    loader.exec_module(module)
-    return module
-
-
-P = load_tool()
+TOOL = tool_path("qosctl-plan")
+P = load_tool("qosctl-plan")
 
 
 def run(*args, env=None):

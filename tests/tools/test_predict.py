@@ -1,31 +1,17 @@
 """tools/qosctl-predict: Erlang C and the response-time figures against
 textbook values and a simulation; bad input gets one line and exit 2."""
 
-import importlib.machinery
 import json
-import os
 import random
 import subprocess
 import sys
-import types
 
 import pytest
 
-from statuspage import serve_once
+from tooltest import load_tool, serve_once, tool_path
 
-TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-TOOL = os.path.join(TOP, "tools", "qosctl-predict")
-
-
-def load_tool():
-    sys.dont_write_bytecode = True
-    loader = importlib.machinery.SourceFileLoader("qosctl_predict", TOOL)
-    module = types.ModuleType(loader.name)
-    loader.exec_module(module)
-    return module
-
-
-P = load_tool()
+TOOL = tool_path("qosctl-predict")
+P = load_tool("qosctl-predict")
 
 
 def run(*args):

@@ -1,9 +1,30 @@
-"""A status page served once over loopback, as mod_qosctl's JSON would
-be, for the tools' --from-status."""
+"""What the tools' tests share: loading a tool as a module, and a status
+page served once over loopback, as mod_qosctl's JSON would be, for the
+tools' --from-status."""
 
 import http.server
+import importlib.machinery
 import json
+import os
+import sys
 import threading
+import types
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def tool_path(name):
+    return os.path.join(TOP, "tools", name)
+
+
+def load_tool(name):
+    """tools/<name> as a module (no bytecode written into the tree)."""
+    sys.dont_write_bytecode = True
+    loader = importlib.machinery.SourceFileLoader(
+        name.replace("-", "_"), tool_path(name))
+    module = types.ModuleType(loader.name)
+    loader.exec_module(module)
+    return module
 
 
 def serve_once(status):
