@@ -16,6 +16,10 @@
  * time the loops take to act on what they see. */
 #define QC_CAP_FORECAST_PERIODS 2.0
 
+/* Share of the accept queues' limit from which they show a saturation
+ * themselves. */
+#define QC_CAP_QUEUE_SEEN 0.5
+
 /* Connections in a period below which requests per connection are not
  * re-estimated. */
 #define QC_CAP_RPC_MIN_CONNS 10.0
@@ -123,12 +127,15 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
             ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
-        if (ctl->u_measured >= QC_PI_SATURATED) {
-            /* A resource saturated all period is the bottleneck whatever
-             * the accept queues show (an event MPM writing to a
-             * saturated link accepts on, and the wait is in socket
-             * buffers): its queue counts as full, and what it did as
-             * the service rate. */
+        if (ctl->u_measured >= QC_PI_SATURATED
+            && s.queue_avg < QC_CAP_QUEUE_SEEN * p.queue_limit) {
+            /* A resource saturated all period is the bottleneck even
+             * when the accept queues do not show it (an event MPM
+             * writing to a saturated link accepts on, and the wait is
+             * in socket buffers): its queue counts as full, and what it
+             * did as the service rate.  Where the accept queue does show
+             * it (a saturated CPU), the seed's reading stands: the model
+             * may still be a cold start's. */
             s.queue_avg = p.queue_limit;
             s.accepted = fmin(s.accepted,
                               fmin(served, qc_cap_resource_rate(ctl, r))

@@ -738,6 +738,39 @@ START_TEST(test_capacity_on_a_buffering_link)
 END_TEST
 
 /*
+ * Capacity on a saturated CPU whose accept queue shows it (bench/capacity
+ * on the CGI site, cold): the seed's reading stands, what was accepted
+ * is the service rate, whatever a cold start's calibration says (k 55
+ * priced the period 70x over, and the estimate fell to 2 req/s against
+ * 215 served).
+ */
+START_TEST(test_capacity_on_a_queued_cpu)
+{
+    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = { 0.0, { 0.0, 8192.0, 65536.0 } };
+    qc_shm_t *q = make_shm(1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    double carried = 1.0 / (TRUE_A + TRUE_B * pl.x[2]);
+    int i;
+
+    one_host(&ctl, &cfg, &vs, q, 0.9);
+    pl.r = carried;
+    for (i = 0; i < 40; i++) {
+        plant_period(cs, &pl, 2, 1.0);
+        ctl.calib.k = ctl.k_unsaturated = 55.0;
+        /* 10% more attempts than accepted, the queue at its limit */
+        qc_ctl_capacity_tick(&ctl, 1.0, 128, 128, 1.1 * pl.r, 0.1 * pl.r);
+        qc_ctl_step(&ctl, 1.0, 1.0, 128, (apr_int64_t)(i + 1) * 1000000);
+    }
+    ck_assert_msg(fabs(ctl.capacity - carried) < 0.1 * carried,
+                  "capacity %.1f req/s, accepted %.1f", ctl.capacity,
+                  carried);
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -810,6 +843,7 @@ int main(void)
     tcase_add_test(tc, test_differentiation_without_best_effort);
     tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
     tcase_add_test(tc, test_capacity_on_a_buffering_link);
+    tcase_add_test(tc, test_capacity_on_a_queued_cpu);
     tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
