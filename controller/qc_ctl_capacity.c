@@ -79,24 +79,27 @@ static double qc_cap_requests(qc_ctl_t *ctl, double *served)
     return r;
 }
 
-/* Requests/s the saturated resource did, by the model's price of this
- * period's decided mix at the calibration from before the saturation,
- * never above r: a link's replies count as completed when they are in
- * socket buffers, not on the wire. */
-static double qc_cap_resource_rate(const qc_ctl_t *ctl, double r)
+/* Replies/s a saturated link put on the wire: completions count replies
+ * once they are in socket buffers, so they are scaled by the bytes the
+ * link sent over the bytes completed (never up).  No link sensor, or no
+ * bytes: the completions. */
+static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
 {
-    double k = ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
-               : ctl->calib.k, u = 0.0, work;
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double w = 0.0, bits = 0.0, sent;
     unsigned i;
 
-    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
-        u += ctl->cls[i].u_model;
+    for (i = 0; i < cfg->nsensors; i++) {
+        bits = fmax(bits, cfg->sensors[i].bits_per_s);
     }
-    work = ctl->u_measured - ctl->model.d;
-    if (!(k * u > 0.0) || !(work > 0.0) || work >= k * u) {
-        return r;
+    for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
+        w += ctl->cls[i].w;
     }
-    return r * work / (k * u);
+    sent = ctl->u_measured * bits / 8.0;
+    if (!(bits > 0.0) || !(w > 0.0) || !(sent < w)) {
+        return served;
+    }
+    return served * sent / w;
 }
 
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
@@ -134,11 +137,9 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
              * writing to a saturated link accepts on, and the wait is
              * in socket buffers): its queue counts as full, and what it
              * did as the service rate.  Where the accept queue does show
-             * it (a saturated CPU), the seed's reading stands: the model
-             * may still be a cold start's. */
+             * it, the seed's reading stands. */
             s.queue_avg = p.queue_limit;
-            s.accepted = fmin(s.accepted,
-                              fmin(served, qc_cap_resource_rate(ctl, r))
+            s.accepted = fmin(s.accepted, qc_cap_link_rate(ctl, served)
                               * dt / ctl->cap_rpc);
         }
         qc_cap_update(&ctl->cap, &p, &s);
