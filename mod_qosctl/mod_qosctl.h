@@ -68,6 +68,8 @@ struct qc_server_conf {
     const char *log_path;
     const char *state_path;
     int retry_after;
+    const char *agent_host;             /* QosCtlAgentListen; NULL: any */
+    apr_port_t agent_port;              /* 0: no agent */
 
     /* Per virtual host. */
     const char *trees[QC_MAX_TREES];    /* normalized URL prefixes */
@@ -152,6 +154,10 @@ int qc_log(request_rec *r);
 
 /* qc_supervise.c: start the controller process and keep it running */
 int qc_supervise(apr_pool_t *pconf, server_rec *s);
+
+/* qc_agent_io.c: HAProxy's agent check, served by the supervisor */
+int qc_agent_open(server_rec *s);
+void qc_agent_serve(int lfd, server_rec *s);
 
 /* qc_status.c */
 int qc_status_handler(request_rec *r);

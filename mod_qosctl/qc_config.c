@@ -496,6 +496,31 @@ static const char *qc_cmd_retry_after(cmd_parms *cmd, void *dummy,
     return NULL;
 }
 
+/* [address:]port; an address without a port is a mistake, not port 0. */
+static const char *qc_cmd_agent_listen(cmd_parms *cmd, void *dummy,
+                                       const char *arg)
+{
+    const char *err = qc_global_only(cmd);
+    char *host = NULL, *scope = NULL;
+    apr_port_t port = 0;
+    long v;
+
+    if (err) {
+        return err;
+    }
+    if (qc_parse_long(arg, 1, 65535, &v) == NULL) {
+        port = (apr_port_t)v;
+    }
+    else if (apr_parse_addr_port(&host, &scope, &port, arg, cmd->pool)
+             != APR_SUCCESS || !host || scope || port == 0) {
+        return qc_bad(cmd, arg, "expected [address:]port, the port 1 to "
+                      "65535 (e.g. 8471, 127.0.0.1:8471, [::1]:8471)");
+    }
+    qc_global(cmd)->agent_host = host;
+    qc_global(cmd)->agent_port = port;
+    return NULL;
+}
+
 /*
  * Given once per context, so that a second line is a mistake, not a merge.
  * Trees must not nest: a URL under two of them would have two trees to
@@ -654,6 +679,9 @@ const command_rec qc_cmds[] = {
                     "URL prefixes never rewritten nor rejected"),
     AP_INIT_TAKE1("QosCtlFixedLevel", qc_cmd_fixed_level, NULL, RSRC_CONF,
                   "pin m in [0, number of trees] for this host"),
+    AP_INIT_TAKE1("QosCtlAgentListen", qc_cmd_agent_listen, NULL,
+                  RSRC_CONF, "[address:]port where HAProxy's agent-check "
+                  "learns this server's weight"),
     { NULL }
 };
 

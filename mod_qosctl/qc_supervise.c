@@ -24,8 +24,10 @@
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -64,6 +66,7 @@ APLOG_USE_MODULE(qosctl);
 #define QC_WATCH_TICK_MS 500
 
 static apr_pool_t *qc_sup_pool;         /* pconf of this generation */
+static int qc_agent_fd = -1;            /* QosCtlAgentListen's socket */
 static server_rec *qc_sup_server;
 static volatile sig_atomic_t qc_ctl_stop;
 
@@ -232,6 +235,9 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
     if (getppid() != supervisor) {
         _exit(0);
     }
+    if (qc_agent_fd >= 0) {
+        close(qc_agent_fd);     /* the supervisor's */
+    }
     qc_ctl_init(&ctl, cfg, p);
     if (qc_backlog_init(&cfg->backlog, cfg->backlog.ports,
                         cfg->backlog.nports) != 0) {
@@ -256,6 +262,39 @@ static double qc_mono_now(void)
 }
 
 /*
+ * Wait up to tick for one of the blocked signals in set, and return it
+ * (0 for none).  With an agent, wait on its socket too, through a
+ * signalfd sfd, and answer HAProxy while the controller works or hangs.
+ */
+static int qc_wait_event(const sigset_t *set, int sfd,
+                         const struct timespec *tick)
+{
+    struct pollfd pfd[2];
+    struct signalfd_siginfo si;
+
+    if (sfd < 0) {
+        return sigtimedwait(set, NULL, tick);
+    }
+    pfd[0].fd = sfd;
+    pfd[0].events = POLLIN;
+    pfd[1].fd = qc_agent_fd;
+    pfd[1].events = POLLIN;
+    pfd[0].revents = pfd[1].revents = 0;
+    if (poll(pfd, 2, (int)(tick->tv_sec * 1000 + tick->tv_nsec / 1000000))
+        <= 0) {
+        return 0;
+    }
+    if (pfd[1].revents & POLLIN) {
+        qc_agent_serve(qc_agent_fd, qc_sup_server);
+    }
+    if ((pfd[0].revents & POLLIN)
+        && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+        return (int)si.ssi_signo;
+    }
+    return 0;
+}
+
+/*
  * Wait for the controller pid to end; return its status.  Tell it to go
  * when we are told to; SIGKILL it when its heartbeat has stood still for
  * hung_after seconds, and then say in *hung for how long.  The signals
@@ -268,7 +307,7 @@ static int qc_ctl_wait(pid_t pid, qc_shm_t *q, double hung_after,
     struct timespec tick = { 0, QC_WATCH_TICK_MS * 1000000L };
     apr_uint64_t beat = apr_atomic_read64(&q->heartbeat);
     double moved = qc_mono_now(), looked = moved;
-    int status = 0, told = 0, killed = 0;
+    int status = 0, told = 0, killed = 0, sfd;
     sigset_t set, old;
 
     *hung = 0.0;
@@ -278,6 +317,8 @@ static int qc_ctl_wait(pid_t pid, qc_shm_t *q, double hung_after,
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
+    sfd = qc_agent_fd >= 0 ? signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)
+                           : -1;
     for (;;) {
         pid_t w = waitpid(pid, &status, WNOHANG);
         apr_uint64_t now_beat;
@@ -310,10 +351,13 @@ static int qc_ctl_wait(pid_t pid, qc_shm_t *q, double hung_after,
             }
             looked = now;
         }
-        sig = sigtimedwait(&set, NULL, &tick);
+        sig = qc_wait_event(&set, sfd, &tick);
         if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
             qc_ctl_stop = 1;
         }
+    }
+    if (sfd >= 0) {
+        close(sfd);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     return status;
@@ -345,6 +389,8 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
                  : cfg->power.source == QC_POWER_MODEL
                  ? "from QosCtlPowerModel" : "none (no RAPL, no "
                  "QosCtlPowerModel)");
+    /* As root: the admin may name a port below 1024. */
+    qc_agent_fd = qc_agent_open(s);
     /* Only root may raise a priority; the controller inherits it. */
     if (setpriority(PRIO_PROCESS, 0, QC_CTL_NICE) != 0) {
         ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "

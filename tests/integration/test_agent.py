@@ -1,0 +1,294 @@
+"""HAProxy's agent check (QosCtlAgentListen) on a real Apache, and in
+front of it a real HAProxy (Debian's haproxy; skipped without it).
+
+The agent answers a weight percentage and a maxconn hint, never an
+administrative word: HAProxy's "ready" and "drain" would end a
+maintenance an operator set.  0% (shown as DRAIN) while the server
+rejects; 100% when the controller is silent, as the module then serves
+everyone at full quality.  Levels are pinned with QosCtlFixedLevel so
+that what the agent must say is known; the controller's own levels
+reach the same code (tests/unit/test_agent.c).  Nothing here is timed:
+HAProxy's state is polled until it shows what is asserted.
+"""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+import qcharness
+from conftest import make_site
+
+T = 0.25
+wait_for = qcharness.wait_for
+REPLY = re.compile(r"^(\d+)% maxconn:(\d+)\n$")
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+def base(aport, extra=""):
+    return ("QosCtl On\nQosCtlPeriod %s\n"
+            "QosCtlContentTrees /degraded /full\n"
+            "QosCtlAgentListen 127.0.0.1:%d\n"
+            "QosCtlExclude /qosctl-status /sub\n"
+            "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+            "</Location>\n%s" % (T, aport, extra))
+
+
+def ask(port, send=b"", timeout=10):
+    """One agent check, as HAProxy makes it: connect, send agent-send
+    (if any), read the reply line."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        if send:
+            s.sendall(send)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(256)
+            if not chunk:
+                break
+            data += chunk
+    return data.decode("ascii", "replace")
+
+
+def weight(port, send=b""):
+    m = REPLY.match(ask(port, send))
+    assert m, ask(port, send)
+    return int(m.group(1))
+
+
+def controller(a):
+    return a.status_json()["controller"]
+
+
+@pytest.fixture
+def apache():
+    made = []
+
+    def make(extra="", **kw):
+        aport = qcharness.free_port()
+        a = qcharness.Apache(extra=base(aport, extra), **kw)
+        a.aport = aport
+        make_site(a.docroot)
+        made.append(a)
+        a.start()
+        assert wait_for(lambda: controller(a)["periods"] >= 2)
+        return a
+
+    yield make
+    for a in made:
+        a.cleanup()
+
+
+def test_idle_server_answers_a_weight_and_maxconn(apache):
+    a = apache()
+    w = weight(a.aport)
+    # Full quality: 100 idle, 55 at the bound (the CPU sensor sees the
+    # whole machine, which other tests may load).
+    assert 55 <= w <= 100, w
+    m = REPLY.match(ask(a.aport))
+    # event MPM, qcharness's MaxRequestWorkers 100
+    assert int(m.group(2)) == 100, m.group(0)
+
+
+def test_rejecting_server_drains_and_degrading_one_weighs_less(apache):
+    a = apache("QosCtlFixedLevel 0.5\n"
+               "Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
+               "  ServerName degraded.test\n  QosCtlFixedLevel 1.5\n"
+               "</VirtualHost>\n".format(p=qcharness.free_port()))
+    # The whole server: one of its hosts rejects.
+    assert weight(a.aport) == 0
+    assert weight(a.aport, b"localhost\n") == 0
+    # One host, by name or name:port: half way to the lowest tree.
+    assert weight(a.aport, b"degraded.test\n") == 33
+    port = [v["key"] for v in a.status_json()["vhosts"]
+            if v["key"].startswith("degraded.test:")][0].split(":")[1]
+    assert weight(a.aport, ("degraded.test:%s\r\n" % port).encode()) == 33
+
+
+def test_bad_agent_send_gets_the_server_reply_and_a_log_line(apache):
+    a = apache("Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
+               "  ServerName degraded.test\n  QosCtlFixedLevel 1.5\n"
+               "</VirtualHost>\n".format(p=qcharness.free_port()))
+    whole = weight(a.aport)
+    assert whole == 33
+    for junk in (b"\xff\xfe garbage; ready\n", b"x" * 5000,
+                 b"no-such-host.test\n", b"\x00\n"):
+        assert weight(a.aport, junk) == whole, junk
+    # A peer that sends and never reads gets its reply dropped, and the
+    # agent goes on.
+    with socket.create_connection(("127.0.0.1", a.aport), 10) as s:
+        s.sendall(b"y" * 100000)
+    assert weight(a.aport) == whole
+    # One line for the first bad input, then silence for a minute.
+    assert wait_for(lambda: "QosCtl: agent: agent-send" in a.log())
+    assert a.log().count("QosCtl: agent:") == 1, a.log()
+
+
+def test_stopped_and_killed_controller_leave_full_weight(apache):
+    a = apache("QosCtlUtilizationBound 0.01\n")
+    pid = controller(a)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        # Silent for three periods: the module fails open, and the agent
+        # (the supervisor, not the stopped controller) says so.
+        assert wait_for(lambda: weight(a.aport) == 100, limit=20)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    os.kill(pid, signal.SIGKILL)
+    # Answered while the supervisor starts another controller, and after.
+    assert REPLY.match(ask(a.aport))
+    assert wait_for(lambda: controller(a)["pid"] not in (pid, 0, None),
+                    limit=20)
+    assert REPLY.match(ask(a.aport))
+
+
+def test_config_errors_name_the_directive(tmp_path):
+    a = qcharness.Apache(extra="QosCtl On\n")
+    try:
+        for bad in ("0", "65536", "host:", "localhost:0", "x y",
+                    "127.0.0.1:99999", "[::1", "-5"):
+            rc, out = a.config_test("QosCtl On\nQosCtlAgentListen %s\n"
+                                    % bad)
+            assert rc != 0, bad
+            assert "QosCtlAgentListen" in out and bad.split()[0] in out, out
+        rc, out = a.config_test("QosCtl On\n<VirtualHost *:80>\n"
+                                "QosCtlAgentListen 8471\n</VirtualHost>\n")
+        assert rc != 0 and "QosCtlAgentListen" in out, out
+        for good in ("8471", "127.0.0.1:8471", "[::1]:8471"):
+            rc, out = a.config_test("QosCtl On\nQosCtlAgentListen %s\n"
+                                    % good)
+            assert rc == 0, out
+    finally:
+        a.cleanup()
+
+
+# -- a real HAProxy -----------------------------------------------------------
+
+class Haproxy:
+    """haproxy -db in front of one Apache, agent-checking it, with an
+    admin stats socket."""
+
+    def __init__(self, backend_port, agent_port):
+        self.dir = tempfile.mkdtemp(prefix="qosctl-haproxy-")
+        self.sock = os.path.join(self.dir, "admin.sock")
+        self.port = qcharness.free_port()
+        conf = os.path.join(self.dir, "haproxy.cfg")
+        with open(conf, "w") as f:
+            f.write(
+                "global\n  stats socket %s level admin\n"
+                "defaults\n  mode http\n  timeout connect 2s\n"
+                "  timeout client 10s\n  timeout server 10s\n"
+                "frontend fe\n  bind 127.0.0.1:%d\n  default_backend be\n"
+                "backend be\n  balance leastconn\n"
+                "  option httpchk GET /qosctl-status\n"
+                "  server web 127.0.0.1:%d weight 100 check inter 200ms "
+                "agent-check agent-addr 127.0.0.1 agent-port %d "
+                "agent-inter 200ms\n"
+                % (self.sock, self.port, backend_port, agent_port))
+        rc = subprocess.run([HAPROXY, "-c", "-f", conf],
+                            capture_output=True, text=True, timeout=60)
+        assert rc.returncode == 0, rc.stdout + rc.stderr
+        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", conf],
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL,
+                                     start_new_session=True)
+        assert wait_for(lambda: os.path.exists(self.sock))
+
+    def command(self, line):
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(self.sock)
+            s.sendall(line.encode() + b"\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        return data.decode()
+
+    def server(self):
+        """The server's row of `show servers state`, by column name."""
+        lines = self.command("show servers state be").splitlines()
+        head = [l for l in lines if l.startswith("# be_id")][0]
+        names = head[2:].split()
+        rows = [l.split() for l in lines[lines.index(head) + 1:]
+                if l.strip()]
+        return dict(zip(names, rows[0]))
+
+    def stop(self):
+        qcharness.stop_process(self.proc, signal.SIGTERM)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def haproxy():
+    if not os.access(HAPROXY, os.X_OK):
+        pytest.skip("haproxy is not installed (apt-get install haproxy)")
+    made = []
+
+    def make(*args):
+        h = Haproxy(*args)
+        made.append(h)
+        return h
+
+    yield make
+    for h in made:
+        h.stop()
+
+
+# srv_admin_state bits (HAProxy's SRV_ADMF_*): 0x01 forced maintenance
+FMAINT = 0x01
+
+
+def test_haproxy_drains_a_rejecting_server_and_takes_it_back(apache,
+                                                             haproxy):
+    a = apache("QosCtlFixedLevel 0.5\n")
+    h = haproxy(a.port, a.aport)
+    # The health check (an excluded path) keeps it up; the agent drains.
+    assert wait_for(lambda: h.server()["srv_uweight"] == "0", limit=20)
+    assert h.server()["srv_op_state"] == "2"        # running
+    # Up, at weight 0: no new connections (the HTML stats page says
+    # DRAIN), and nothing for the agent to undo but its own weight.
+    stat = [l.split(",") for l in h.command("show stat").splitlines()]
+    cols = stat[0]
+    cols[0] = cols[0].lstrip("# ")
+    web = dict(zip(cols, [r for r in stat if r[:2] == ["be", "web"]][0]))
+    assert (web["status"], web["weight"]) == ("UP", "0"), web
+    a.graceful(base(a.aport, "QosCtlFixedLevel 2\n"))
+    assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 55, limit=20)
+
+
+def test_agent_never_ends_an_operators_maintenance(apache, haproxy):
+    a = apache()
+    h = haproxy(a.port, a.aport)
+    assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 55, limit=20)
+    assert h.command("set server be/web state maint").strip() == ""
+    assert int(h.server()["srv_admin_state"]) & FMAINT
+    # Many agent intervals (200 ms) later it is still in maintenance; a
+    # reply of "ready" or "drain" would have ended it.
+    for _ in range(15):
+        time.sleep(0.2)
+        assert int(h.server()["srv_admin_state"]) & FMAINT
+    h.command("set server be/web state ready")
+    assert wait_for(lambda: not int(h.server()["srv_admin_state"])
+                    & FMAINT)
+
+
+def test_haproxy_keeps_a_server_whose_controller_died(apache, haproxy):
+    a = apache("QosCtlFixedLevel 2\n")
+    h = haproxy(a.port, a.aport)
+    assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 55, limit=20)
+    pid = controller(a)["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        assert wait_for(lambda: h.server()["srv_uweight"] == "100",
+                        limit=20)
+        assert h.server()["srv_op_state"] == "2"
+    finally:
+        os.kill(pid, signal.SIGCONT)
