@@ -81,6 +81,7 @@ struct qc_server_conf {
     apr_array_header_t *excludes;       /* of const char * */
     double fixed_level;
     int fixed_set;
+    int reason_header;                  /* QosCtlReasonHeader; QC_UNSET */
 
     /* Runtime, filled in post_config. */
     unsigned levels;            /* M: trees, or 1 when none (DocumentRoot) */

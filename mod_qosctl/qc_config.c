@@ -79,6 +79,7 @@ void *qc_create_server_conf(apr_pool_t *p, server_rec *s)
     c->retry_after = QC_DEFAULT_RETRY_AFTER;
     c->premium = apr_array_make(p, 2, sizeof(qc_cidr_t));
     c->excludes = apr_array_make(p, 2, sizeof(const char *));
+    c->reason_header = QC_UNSET;
     c->server = s;
     return c;
 }
@@ -107,6 +108,9 @@ void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     if (!add->fixed_set) {
         c->fixed_set = base->fixed_set;
         c->fixed_level = base->fixed_level;
+    }
+    if (add->reason_header == QC_UNSET) {
+        c->reason_header = base->reason_header;
     }
     return c;
 }
@@ -496,6 +500,13 @@ static const char *qc_cmd_retry_after(cmd_parms *cmd, void *dummy,
     return NULL;
 }
 
+static const char *qc_cmd_reason_header(cmd_parms *cmd, void *dummy,
+                                        int flag)
+{
+    qc_sconf(cmd->server)->reason_header = flag;
+    return NULL;
+}
+
 /* [address:]port; an address without a port is a mistake, not port 0. */
 static const char *qc_cmd_agent_listen(cmd_parms *cmd, void *dummy,
                                        const char *arg)
@@ -679,6 +690,9 @@ const command_rec qc_cmds[] = {
                     "URL prefixes never rewritten nor rejected"),
     AP_INIT_TAKE1("QosCtlFixedLevel", qc_cmd_fixed_level, NULL, RSRC_CONF,
                   "pin m in [0, number of trees] for this host"),
+    AP_INIT_FLAG("QosCtlReasonHeader", qc_cmd_reason_header, NULL,
+                 RSRC_CONF, "On to tell clients why a reply was degraded "
+                 "or rejected (X-QosCtl-Reason), Off (default)"),
     AP_INIT_TAKE1("QosCtlAgentListen", qc_cmd_agent_listen, NULL,
                   RSRC_CONF, "[address:]port where HAProxy's agent-check "
                   "learns this server's weight"),

@@ -123,7 +123,7 @@ static int qc_is_excluded(const request_rec *r, const qc_server_conf *c)
  * the controller has not shown a heartbeat for three periods (fail open).
  */
 static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
-                                int cls)
+                                int cls, int *fail_open)
 {
     qc_shm_t *q = qc_rt.shm;
     apr_interval_time_t silence;
@@ -132,6 +132,7 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         return c->fixed_fx;
     }
     if (qc_controller_stale(r->request_time, &silence)) {
+        *fail_open = 1;
         if (apr_atomic_cas32(&q->fail_open_logged, 1, 0) == 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
                          "QosCtl: no controller heartbeat for %" APR_TIME_T_FMT
@@ -230,6 +231,40 @@ static void qc_tell_level(request_rec *r, const qc_server_conf *c,
     }
 }
 
+/*
+ * Why this request got what it got, for LogFormat's %{qosctl}n and, with
+ * QosCtlReasonHeader On, the client: nothing at full quality (no cost
+ * at light load), else "excluded", "fail-open", or the tree and the
+ * class's level, which says how far its loop (or QosCtlFixedLevel) has
+ * gone: "degraded 1/2 m=1.43 basic", "rejected m=0.62 premium".
+ */
+static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
+                           const qc_request_t *rq, apr_uint32_t m_fx,
+                           const char *fixed_reason)
+{
+    const char *why;
+
+    if (fixed_reason) {
+        why = fixed_reason;
+    }
+    else if (rq->level >= c->levels) {
+        return;
+    }
+    else {
+        why = apr_psprintf(r->pool, "%s%s m=%.2f %s%s",
+                           rq->level ? "degraded " : "rejected",
+                           rq->level ? c->level_names[rq->level] : "",
+                           qc_level_from_fx(m_fx),
+                           rq->cls == QC_CLASS_PREMIUM ? "premium"
+                                                       : "basic",
+                           c->fixed_set ? " fixed" : "");
+    }
+    apr_table_setn(r->notes, "qosctl", why);
+    if (c->reason_header == 1) {
+        apr_table_setn(r->err_headers_out, "X-QosCtl-Reason", why);
+    }
+}
+
 /* One atomic add per request: arrivals by tree, rejections at tree 0. */
 static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
                              unsigned level)
@@ -247,6 +282,7 @@ int qc_decide(request_rec *r)
     apr_uint32_t m_fx;
     double n;
     unsigned bucket;
+    int fail_open = 0;
 
     if (!qc_rt.shm) {
         return DECLINED;
@@ -282,10 +318,11 @@ int qc_decide(request_rec *r)
         rq->level = c->levels;
         qc_count_arrival(c, rq, rq->level);
         qc_tell_level(r, c, rq->level);
+        qc_tell_reason(r, c, rq, 0, "excluded");
         return DECLINED;
     }
     cs = &c->slot->cls[rq->cls];
-    m_fx = qc_level_fx(r, c, rq->cls);
+    m_fx = qc_level_fx(r, c, rq->cls, &fail_open);
     if (m_fx >= c->top_fx) {
         /* Full quality, the light-load case: no split, so neither the
          * hash nor who the clients are is needed.  The controller learns
@@ -299,6 +336,7 @@ int qc_decide(request_rec *r)
         rq->level = qc_pick(r, c, cs, m_fx, n, bucket);
     }
     qc_count_arrival(c, rq, rq->level);
+    qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);
     if (rq->level == 0) {
         rq->rejected = 1;
         if (qc_rt.main->retry_after > 0) {

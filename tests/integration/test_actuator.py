@@ -13,9 +13,12 @@ The fractions asserted are wide bands around F (0.3..0.7 of 200 or more
 requests), never timings.
 """
 
+import os
 import shutil
 
 import pytest
+
+import qcharness
 
 from test_request_path import TREES, addresses, fetch_all, settled_counters
 
@@ -183,3 +186,45 @@ def test_fractional_level_adds_no_syscall(level):
         if ours == plain:
             break
     assert ours == plain and plain
+
+
+def test_reason_is_logged_and_told_on_request(server_factory):
+    # Why a reply was degraded or rejected: always in the note that
+    # LogFormat's %{qosctl}n prints; to the client only when the admin
+    # says so.  Nothing at full quality.
+    log = "LogFormat \"%U %>s %{qosctl}n\" qc\nCustomLog reasons.log qc\n"
+    full_port = qcharness.free_port()
+    s = server_factory(TREES + "QosCtlFixedLevel 0.5\n"
+                       "QosCtlReasonHeader On\nQosCtlExclude /sub\n"
+                       "Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
+                       "  ServerName full.test\n  QosCtlFixedLevel 2\n"
+                       "</VirtualHost>\n".format(p=full_port)
+                       + log).start()
+    replies = one_client(s, 40)
+    for code, headers, body in replies:
+        why = headers.get("X-QosCtl-Reason")
+        if code == 503:
+            assert why == "rejected m=0.50 basic fixed", why
+        else:
+            assert (code, why) == (200, "degraded 1/2 m=0.50 basic fixed")
+    assert {r[0] for r in replies} == {200, 503}
+    # Excluded: not mapped into a tree (make_site has no /sub outside).
+    code, headers, _ = s.get("/sub/")
+    assert (code, headers.get("X-QosCtl-Reason")) == (404, "excluded")
+    code, headers, body = s.get("/x.txt", port=full_port)
+    assert (code, body) == (200, b"full\n")
+    assert "X-QosCtl-Reason" not in headers
+    s.stop()
+    with open(os.path.join(s.root, "reasons.log")) as f:
+        lines = f.read().splitlines()
+    assert "/x.txt 503 rejected m=0.50 basic fixed" in lines, lines
+    assert "/x.txt 200 degraded 1/2 m=0.50 basic fixed" in lines, lines
+    assert "/sub/ 404 excluded" in lines, lines
+    assert lines[-1] == "/x.txt 200 -", lines
+
+
+def test_reason_header_is_off_by_default(server_factory):
+    s = server_factory(TREES + "QosCtlFixedLevel 1\n").start()
+    code, headers, body = s.get("/x.txt")
+    assert (code, body) == (200, b"degraded\n")
+    assert "X-QosCtl-Reason" not in headers
