@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  6u
+#define QC_SHM_VERSION  7u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -120,6 +120,12 @@ typedef struct {
      * RAPL, 2 QosCtlPowerModel) and watts (NaN unknown). */
     volatile apr_uint32_t power_source;
     volatile apr_uint64_t power_bits;
+    /* Seed 004's passive metric on this side: connection attempts and
+     * those the kernel answered, since the controller started, and R =
+     * (N_SYN - N_SYNACK) / N_SYNACK of the last period (qc_netstat.h). */
+    volatile apr_uint64_t syn_total;
+    volatile apr_uint64_t synack_total;
+    volatile apr_uint64_t syn_ratio_bits;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

@@ -11,6 +11,7 @@
 
 #include "qc_ctl_private.h"
 #include "qc_math.h"
+#include "qc_netstat.h"
 
 /* Seconds ahead the queue is forecast (eq. 3's Tc): two periods, the
  * time the loops take to act on what they see. */
@@ -109,6 +110,11 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
     qc_cap_sample_t s;
     double served, r = qc_cap_requests(ctl, &served), accepted;
 
+    if (ctl->cap_attempts >= 0.0) {
+        ctl->syn_total += ctl->cap_attempts;
+        ctl->synack_total += ctl->cap_attempts - ctl->cap_drops;
+        ctl->syn_ratio = qc_syn_ratio(ctl->cap_attempts, ctl->cap_drops);
+    }
     if (ctl->cap_attempts >= 0.0 && ctl->cap_q_time > 0.0
         && ctl->cap_limit > 0 && dt > 0.0) {
         /* Accepted: what arrived, less what was dropped or still waits. */

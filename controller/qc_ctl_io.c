@@ -134,6 +134,9 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     apr_atomic_set64(&q->drop_ratio_bits, qc_dbits(ctl->cap.drop_ratio));
     apr_atomic_set64(&q->headroom_bits, qc_dbits(ctl->headroom));
     apr_atomic_set32(&q->capacity_adapting, (apr_uint32_t)ctl->cap.adapting);
+    apr_atomic_set64(&q->syn_total, (apr_uint64_t)ctl->syn_total);
+    apr_atomic_set64(&q->synack_total, (apr_uint64_t)ctl->synack_total);
+    apr_atomic_set64(&q->syn_ratio_bits, qc_dbits(ctl->syn_ratio));
     apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
     apr_atomic_set64(&q->u_best_effort_target_bits,
                      qc_dbits(ctl->be_target));

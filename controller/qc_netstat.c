@@ -217,6 +217,16 @@ static double qc_netstat_grew(apr_uint64_t prev, apr_uint64_t cur)
     return cur >= prev ? (double)(cur - prev) : 0.0;
 }
 
+double qc_syn_ratio(double attempts, double drops)
+{
+    double answered = attempts - drops;
+
+    if (!(attempts > 0.0) || !(drops > 0.0)) {
+        return 0.0;
+    }
+    return drops / (answered > 1.0 ? answered : 1.0);
+}
+
 void qc_netstat_delta(const qc_netstat_t *prev, const qc_netstat_t *cur,
                       double *attempts, double *drops)
 {

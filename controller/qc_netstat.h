@@ -72,4 +72,14 @@ int qc_netstat_read(qc_netstat_t *n, const char *netstat_path,
 void qc_netstat_delta(const qc_netstat_t *prev, const qc_netstat_t *cur,
                       double *attempts, double *drops);
 
+/*
+ * Seed 004's passive metric of a period, R = (N_SYN - N_SYNACK) /
+ * N_SYNACK, from qc_netstat_delta's figures: N_SYN = attempts and
+ * N_SYNACK = attempts - drops (a SYN the kernel kept was answered; an
+ * ACK dropped at a full accept queue counts as a SYN unanswered, as a
+ * balancer would see it retried).  0 without attempts; with attempts
+ * and none answered, drops / 1.
+ */
+double qc_syn_ratio(double attempts, double drops);
+
 #endif /* QC_NETSTAT_H */

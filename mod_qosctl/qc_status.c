@@ -175,6 +175,7 @@ typedef struct {
     /* req/s as degraded and at full quality (NaN: none yet) */
     double capacity, capacity_full;
     double drop_ratio, headroom;
+    double syn, synack, syn_ratio;      /* seed 004's counts and R */
     int capacity_lower_bound;   /* nothing was hard yet */
     double watts;               /* NaN: unknown */
     const char *power_source;   /* "rapl", "model", NULL: none */
@@ -227,6 +228,9 @@ static void qc_global_view(qc_global_view_t *g)
     g->drop_ratio = qc_rd(&q->drop_ratio_bits);
     g->headroom = g->capacity > 0.0 ? qc_rd(&q->headroom_bits) : 0.0 / 0.0;
     g->capacity_lower_bound = !apr_atomic_read32(&q->capacity_adapting);
+    g->syn = (double)apr_atomic_read64(&q->syn_total);
+    g->synack = (double)apr_atomic_read64(&q->synack_total);
+    g->syn_ratio = g->periods ? qc_rd(&q->syn_ratio_bits) : 0.0 / 0.0;
     g->power_source = qc_power_source_name((int)apr_atomic_read32(
                                                &q->power_source));
     g->watts = g->power_source && g->periods ? qc_rd(&q->power_bits)
@@ -369,6 +373,9 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_field(r, ",\"drop_ratio\":", g->drop_ratio);
     qc_json_field(r, ",\"headroom\":", g->headroom);
     qc_json_field(r, ",\"drop_tolerance\":", qc_rt.main->drop_tolerance);
+    qc_json_field(r, "},\"syn\":{\"received\":", g->syn);
+    qc_json_field(r, ",\"answered\":", g->synack);
+    qc_json_field(r, ",\"ratio\":", g->syn_ratio);
     qc_json_field(r, "},\"power\":{\"watts\":", g->watts);
     if (g->power_source) {
         ap_rprintf(r, ",\"source\":\"%s\"", g->power_source);
@@ -444,6 +451,16 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                   "dropped over those made, last period.", g->drop_ratio);
     qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
                   "capacity.", g->headroom);
+    qc_prom_gauge(r, "syn_ratio", "Seed 004's R = (SYNs - SYN-ACKs) / "
+                  "SYN-ACKs at the listeners, last period.", g->syn_ratio);
+    ap_rprintf(r, "# HELP qosctl_syn_received_total Connection attempts "
+               "(SYNs) at the listeners.\n"
+               "# TYPE qosctl_syn_received_total counter\n"
+               "qosctl_syn_received_total %.0f\n"
+               "# HELP qosctl_syn_answered_total Of those, the ones the "
+               "kernel answered (SYN-ACKs).\n"
+               "# TYPE qosctl_syn_answered_total counter\n"
+               "qosctl_syn_answered_total %.0f\n", g->syn, g->synack);
     if (g->power_source) {
         ap_rprintf(r, "# HELP qosctl_power_watts The server's power draw, "
                    "last period (source rapl: measured; model: "

@@ -54,6 +54,12 @@ def test_capacity_is_exported_and_a_lower_bound_at_light_load(apache):
     assert 0.0 <= c["drop_ratio"] <= 1.0
     assert -1.0 <= c["headroom"] <= 1.0
     assert 0 < c["full_quality"] <= c["requests_per_second"]
+    # Seed 004's passive metric, on the server's side: our 20 GETs
+    # were attempts, and every one answered.
+    syn = a.status_json()["syn"]
+    assert syn["received"] >= 20 and syn["answered"] >= 20, syn
+    assert syn["answered"] <= syn["received"]
+    assert syn["ratio"] >= 0.0
 
     code, _, body = a.get("/qosctl-status?format=prometheus")
     assert code == 200
@@ -62,7 +68,8 @@ def test_capacity_is_exported_and_a_lower_bound_at_light_load(apache):
     for name in ("qosctl_capacity_requests_per_second",
                  "qosctl_capacity_full_quality_requests_per_second",
                  "qosctl_capacity_lower_bound", "qosctl_drop_ratio",
-                 "qosctl_headroom_ratio"):
+                 "qosctl_headroom_ratio", "qosctl_syn_ratio",
+                 "qosctl_syn_received_total", "qosctl_syn_answered_total"):
         assert name in got, name
     assert got["qosctl_capacity_lower_bound"] == 1
     code, _, body = a.get("/qosctl-status")

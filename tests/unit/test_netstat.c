@@ -11,6 +11,7 @@
 #endif
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -413,6 +414,21 @@ START_TEST(delta_unknown)
 }
 END_TEST
 
+/* Seed 004's R = (N_SYN - N_SYNACK) / N_SYNACK. */
+START_TEST(syn_ratio)
+{
+    /* 110 SYNs, 10 of them dropped: 100 answered, R = 0.1 */
+    ck_assert(fabs(qc_syn_ratio(110.0, 10.0) - 0.1) < 1e-12);
+    ck_assert(qc_syn_ratio(0.0, 0.0) == 0.0);
+    ck_assert(qc_syn_ratio(50.0, 0.0) == 0.0);
+    /* every SYN dropped: no answer to divide by, R = drops */
+    ck_assert(qc_syn_ratio(30.0, 30.0) == 30.0);
+    /* unknown counters (< 0) give 0, never a negative R */
+    ck_assert(qc_syn_ratio(-1.0, 5.0) == 0.0);
+    ck_assert(qc_syn_ratio(10.0, -1.0) == 0.0);
+}
+END_TEST
+
 START_TEST(read_files)
 {
     char *ext = write_file(netstat_text, strlen(netstat_text));
@@ -733,6 +749,7 @@ int main(void)
     tcase_add_test(delta, delta_normal);
     tcase_add_test(delta, delta_backwards);
     tcase_add_test(delta, delta_unknown);
+    tcase_add_test(delta, syn_ratio);
     tcase_add_test(proc, read_files);
     tcase_add_test(proc, read_long_file);
     tcase_add_test(proc, read_proc);
