@@ -156,3 +156,37 @@ def test_robustness_runs_one_scenario_on_three_servers(site):
         for k in NUMERIC:
             if r[k] != "NA":
                 float(r[k])
+
+
+CLUSTER = os.path.join(qcbench.SRCDIR, "bench", "cluster")
+
+
+@pytest.mark.skipif(not shutil.which("haproxy")
+                    and not os.path.exists("/usr/sbin/haproxy"),
+                    reason="haproxy not installed (Debian package haproxy)")
+@pytest.mark.skipif(not shutil.which("ip"), reason="no ip(8) for network "
+                    "namespaces (iproute2)")
+def test_cluster_quick_prints_a_row_per_policy(site):
+    """bench/cluster --quick end to end (HAProxy over three shaped
+    backends, two rates per policy, 2 s each): only that it finishes,
+    prints the capacity table with a row for every policy and backend
+    kind (a policy whose part is missing says `skipped`), and no
+    traceback."""
+    import subprocess
+    out = tempfile.mkdtemp(prefix="qosctl-cluster-")
+    try:
+        p = subprocess.run(
+            [sys.executable, CLUSTER, "--quick", "--seconds", "2",
+             "--site", site, "--out", out,
+             "--prefix", "qcs%d" % (os.getpid() % 1000)],
+            capture_output=True, text=True, timeout=900)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    print(p.stdout[-4000:], p.stderr[-3000:])
+    assert p.returncode == 0
+    assert "Traceback" not in p.stdout + p.stderr
+    table = p.stdout.split("error-free capacity (client errors")[1]
+    for policy in ("rr", "leastconn", "agent", "delta"):
+        for server in ("plain", "qosctl"):
+            assert any(line.split()[:2] == [policy, server]
+                       for line in table.splitlines()), (policy, server)
