@@ -4,6 +4,7 @@
 
 #include "qc_calib.h"
 #include "qc_math.h"
+#include "qc_pi.h"
 
 void qc_calib_init(qc_calib_t *c)
 {
@@ -21,10 +22,12 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
         return c->k;
     }
     if (reading == QC_CALIB_OLD) {
-        c->saturated = u_measured < saturated_at ? 0 : c->saturated + 1;
+        c->saturated = u_measured < saturated_at
+                       || u_measured >= QC_PI_UNCAPPED ? 0
+                       : c->saturated + 1;
         return c->k;
     }
-    if (u_measured < saturated_at) {
+    if (u_measured < saturated_at || u_measured >= QC_PI_UNCAPPED) {
         c->saturated = 0;
         if (u_model < QC_CALIB_MIN_LOAD) {
             return c->k;

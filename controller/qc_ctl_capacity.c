@@ -136,7 +136,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
             ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
-        if (ctl->u_measured >= QC_PI_SATURATED
+        if (qc_pi_capped(ctl->u_measured)
             && s.queue_avg < QC_CAP_QUEUE_SEEN * p.queue_limit) {
             /* A resource saturated all period is the bottleneck even
              * when the accept queues do not show it (an event MPM

@@ -179,8 +179,8 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * right after a jump of the load and in the period after a
      * saturated one with work left to drain, the sensor still sees old
      * load: such a period would teach the model the lag, not the costs. */
-    fresh = ctl->prev_u < QC_PI_SATURATED;
-    if (u >= 0.0 && !qc_valve_lag(ctl) && (u >= QC_PI_SATURATED
+    fresh = !qc_pi_capped(ctl->prev_u);
+    if (u >= 0.0 && !qc_valve_lag(ctl) && (qc_pi_capped(u)
                      ? fresh || (ctl->saturated_for > QC_CTL_DRAIN_SECONDS
                                  && served > 0.0)
                      : ((fresh || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
@@ -319,11 +319,11 @@ static int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
                        double u, double m_ff, double lowest, int first_ok)
 {
     double m = qc_pi_output(pi), lo = m < lowest ? m : lowest;
-    int saturated = ctl->u_measured >= QC_PI_SATURATED;
+    int saturated = qc_pi_capped(ctl->u_measured);
     int counted = saturated && ctl->queued >= 0;
 
     if (saturated && !counted
-        && !(first_ok && ctl->prev_u < QC_PI_SATURATED)) {
+        && !(first_ok && !qc_pi_capped(ctl->prev_u))) {
         return 0;
     }
     if (saturated && m_ff > m) {
@@ -381,7 +381,8 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
      * how its cost gets measured (a prior 10x high once rejected every
      * request of a site whose snapshots cost next to nothing). */
     if (cl->r > 0.0
-        && qc_rls_a_uncertainty(&ctl->rls, levels - 1) > QC_MEASURED) {
+        && qc_rls_tree_uncertainty(&ctl->rls, levels - 1, cl->xbar[0])
+           > QC_MEASURED) {
         *u1 -= 1e9;
     }
     else {
@@ -553,7 +554,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     const qc_ctl_config_t *cfg = ctl->cfg;
     double m_b = qc_pi_output(&ctl->be), m_ff, target;
     double lowest = 1.0 / qc_min_levels(ctl);
-    int saturated = ctl->u_measured >= QC_PI_SATURATED;
+    int saturated = qc_pi_capped(ctl->u_measured);
     qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;
@@ -652,7 +653,7 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->u_measured >= QC_PI_SATURATED) {
+    if (qc_pi_capped(ctl->u_measured)) {
         double excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
                          : ctl->calib.k) * u_model + ctl->model.d
                         - ctl->u_measured;
@@ -676,7 +677,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
  * that begins next is reckoned against (qc_update_backlog). */
 static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->u_measured >= 0.0 && ctl->u_measured < QC_PI_SATURATED) {
+    if (ctl->u_measured >= 0.0 && !qc_pi_capped(ctl->u_measured)) {
         double excess = ctl->calib.k * u_model + ctl->model.d
                         - ctl->u_measured;
 
@@ -861,7 +862,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick)
     int k;
 
     ctl->tick_upper = upper;
-    if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
+    if (!qc_pi_capped(u_tick) || !(dt > 0.0)) {
         ctl->tick_saturated = 0;
         return 0;
     }

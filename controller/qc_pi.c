@@ -222,7 +222,7 @@ double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
 double qc_pi_model_ratio(double measured, double model)
 {
     if (!isfinite(measured) || !isfinite(model) || !(model > 1e-3)
-        || !(measured < QC_PI_SATURATED)) {
+        || qc_pi_capped(measured)) {
         return 1.0;
     }
     return qc_clampd(measured / model, 0.25, 4.0);

@@ -29,6 +29,16 @@
  * no longer tells how much load there is. */
 #define QC_PI_SATURATED 0.95
 
+/* From here on a reading is no cap: a link declared below what it
+ * carries (a bandwidth plan on a faster port) reads its load past 1. */
+#define QC_PI_UNCAPPED 1.05
+
+/* Whether u is a capped reading, a lower bound of the load. */
+static inline int qc_pi_capped(double u)
+{
+    return u >= QC_PI_SATURATED && u < QC_PI_UNCAPPED;
+}
+
 /* An error beyond this fraction of the set point is a large signal:
  * qc_pi_jump() moves the output to the model's answer at once.  On a
  * saturated sensor a smaller one is: everything over capacity queues

@@ -95,8 +95,10 @@ static double hi_nat(int i)
 #define TRACE_MAX 1e7
 
 /* A utilization at or above U_SAT is clipped by the resource, a lower
- * bound of the load (censored). */
+ * bound of the load (censored); from U_UNCAPPED on it is no cap (a link
+ * declared below what it carries), as qc_pi.h's QC_PI_UNCAPPED. */
 #define U_SAT 0.97
+#define U_UNCAPPED 1.05
 
 /* No information in the direction of phi: skip. */
 #define R_EPS 1e-12
@@ -350,7 +352,7 @@ int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
     /* An idle period says nothing of the costs but all of d: the
      * regressor is then d's alone, and only d learns from it. */
     e = u_measured - dot(rls->theta, phi);
-    if (u_measured >= U_SAT && e <= 0.0) {
+    if (u_measured >= U_SAT && u_measured < U_UNCAPPED && e <= 0.0) {
         return 0;
     }
     r = rls_gain(rls, phi, pphi);
@@ -428,6 +430,19 @@ double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j)
 
     j = j < NT ? j : NT - 1;
     return rls->p[j][j] > 0.0 ? sqrt(rls->p[j][j]) / sd0 : 0.0;
+}
+
+double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
+                               double bytes)
+{
+    double phi[NP] = { 0.0 }, pphi[NP], var0;
+
+    j = j < NT ? j : NT - 1;
+    phi[j] = 1.0 / scale_of((int)j);
+    phi[IB] = bytes > 0.0 && isfinite(bytes) ? bytes / scale_of(IB) : 0.0;
+    var0 = phi[j] * phi[j] * (A_SD / NOISE_SD) * (A_SD / NOISE_SD)
+           + phi[IB] * phi[IB] * (B_SD / NOISE_SD) * (B_SD / NOISE_SD);
+    return sqrt(fmax(rls_gain(rls, phi, pphi), 0.0) / var0);
 }
 
 double qc_rls_trace(const qc_rls_t *rls)

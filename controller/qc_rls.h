@@ -127,6 +127,15 @@ double qc_rls_trace(const qc_rls_t *rls);
 double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j);
 
 /*
+ * The same for the cost of one request of tree j with replies of
+ * `bytes` bytes (0: unknown, a_j alone): a_j + b bytes, the prediction
+ * the data pin down even where a_j and b cannot be told apart (replies
+ * of one size).  Its standard deviation over the prior's.
+ */
+double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
+                               double bytes);
+
+/*
  * Nonzero once the model is trustworthy where the server runs: at least
  * 20 updates, the standard error of its prediction at the last sample
  * below 10% of that prediction, and a and b no longer moving (mean

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 import pytest
@@ -31,13 +32,13 @@ REPLY = re.compile(r"^(\d+)% maxconn:(\d+)\n$")
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
 
-def base(aport, extra=""):
+def base(aport, extra="", trees="/degraded /full"):
     return ("QosCtl On\nQosCtlPeriod %s\n"
-            "QosCtlContentTrees /degraded /full\n"
+            "QosCtlContentTrees %s\n"
             "QosCtlAgentListen 127.0.0.1:%d\n"
             "QosCtlExclude /qosctl-status /sub\n"
             "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
-            "</Location>\n%s" % (T, aport, extra))
+            "</Location>\n%s" % (T, trees, aport, extra))
 
 
 def ask(port, send=b"", timeout=10):
@@ -69,9 +70,9 @@ def controller(a):
 def apache():
     made = []
 
-    def make(extra="", **kw):
+    def make(extra="", trees="/degraded /full", **kw):
         aport = qcharness.free_port()
-        a = qcharness.Apache(extra=base(aport, extra), **kw)
+        a = qcharness.Apache(extra=base(aport, extra, trees), **kw)
         a.aport = aport
         make_site(a.docroot)
         made.append(a)
@@ -292,3 +293,41 @@ def test_haproxy_keeps_a_server_whose_controller_died(apache, haproxy):
         assert h.server()["srv_op_state"] == "2"
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+def test_haproxy_drains_while_the_controller_rejects(apache, haproxy):
+    # The controller's own rejection, not a pinned level: one tree (no
+    # degraded one), loopback counted as a 2 Mbit/s link, and 64 KB
+    # replies at about 10 Mbit/s.  Only refusing can hold the bound, so
+    # the controller refuses and the agent drains; when the load stops
+    # the level comes back and so does the weight.  Other traffic on
+    # loopback only adds to the overload.
+    a = apache("QosCtlResource link lo 2Mbit\nQosCtlUtilizationBound 0.5\n",
+               trees="/full")
+    with open(os.path.join(a.docroot, "full", "64k.bin"), "wb") as f:
+        f.write(b"q" * 65536)
+    h = haproxy(a.port, a.aport)
+    assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 10, limit=20)
+    stop = []
+    seen = {"503": 0}
+
+    def load():
+        deadline = time.time() + 60
+        while not stop and time.time() < deadline:
+            code = a.get("/64k.bin", timeout=5)[0]
+            if code == 503:
+                seen["503"] += 1
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=load, daemon=True) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        assert wait_for(lambda: h.server()["srv_uweight"] == "0", limit=50)
+        assert wait_for(lambda: seen["503"] > 0, limit=20)
+        assert h.server()["srv_op_state"] == "2"
+    finally:
+        stop.append(1)
+        for t in threads:
+            t.join(10)
+    assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 10, limit=40)

@@ -573,6 +573,40 @@ START_TEST(test_censored_cold_start)
 }
 END_TEST
 
+/*
+ * Replies of one size cannot tell a_0 from b, so a_0's own uncertainty
+ * stays near its prior's; the cost of one such request, a_0 + b bytes,
+ * is what the data pin down, and what "has the fit measured this tree"
+ * must ask.  Asked of a_0 alone, a one-tree host of 64 KB files was never
+ * allowed a 503 at 46x its link.
+ */
+START_TEST(test_tree_uncertainty_one_reply_size)
+{
+    qc_rls_t r;
+    qc_rls_sample_t x;
+    int i;
+
+    qc_rls_init(&r, 100e-6, 5e-6 / 1024, 50e-6, 0.0);
+    ck_assert(qc_rls_tree_uncertainty(&r, 0, 65536.0) > 0.99);
+    for (i = 0; i < 100; i++) {
+        double rate = 150.0 + (i % 7) * 5.0;
+
+        memset(&x, 0, sizeof(x));
+        x.r[0] = rate;
+        x.w = rate * 65536.0;
+        qc_rls_update(&r, &x, rate * 0.262);
+    }
+    ck_assert(qc_rls_a_uncertainty(&r, 0) > 0.4);
+    ck_assert(qc_rls_tree_uncertainty(&r, 0, 65536.0) < 0.05);
+    /* A tree never served stays unmeasured, whatever its size. */
+    ck_assert(qc_rls_tree_uncertainty(&r, 1, 65536.0) > 0.8);
+    ck_assert(qc_rls_tree_uncertainty(&r, 1, 0.0) > 0.99);
+    /* Bytes unknown: a_j alone, as qc_rls_a_uncertainty. */
+    ck_assert(fabs(qc_rls_tree_uncertainty(&r, 0, 0.0)
+                   - qc_rls_a_uncertainty(&r, 0)) < 1e-9);
+}
+END_TEST
+
 static Suite *rls_suite(void)
 {
     Suite *s = suite_create("qc_rls");
@@ -591,6 +625,7 @@ static Suite *rls_suite(void)
     tcase_add_test(tc, test_invalid_input);
     tcase_add_test(tc, test_clamping);
     tcase_add_test(tc, test_format_parse);
+    tcase_add_test(tc, test_tree_uncertainty_one_reply_size);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -482,6 +482,16 @@ START_TEST(test_calibration)
     ck_assert(fabs(c.k - 4.0) < 1e-9);
     qc_calib_update(&c, 0.1, 0.2, 0.0, QC_CALIB_RISING, 0, 0.95);
     ck_assert(fabs(c.k - 4.0) < 1e-9);
+    /* Past 1 a reading is no cap (a link declared below what it
+     * carries): exact, with no search, and lower too */
+    qc_calib_init(&c);
+    for (i = 0; i < 20; i++) {
+        qc_calib_update(&c, 46.0, 150.0, 0.0, QC_CALIB_OWN, 0, 0.95);
+    }
+    ck_assert(fabs(c.k - 46.0 / 150.0) < 0.01);
+    ck_assert_int_eq(c.saturated, 0);
+    ck_assert(qc_pi_capped(0.97) && !qc_pi_capped(0.9)
+              && !qc_pi_capped(1.2));
     /* search: k grows while saturation persists unexplained */
     qc_calib_init(&c);
     qc_calib_update(&c, 1.0, 0.5, 0.0, 0, 0, 0.95);
