@@ -50,6 +50,28 @@ static int qc_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return qc_supervise(pconf, s);
 }
 
+/*
+ * "SetHandler qosctl-health": a 200 for a balancer's health check with
+ * no file behind it.  QosCtlExclude on its path keeps it from being
+ * degraded or rejected, so that an overloaded server still passes.
+ */
+static int qc_health_handler(request_rec *r)
+{
+    if (strcmp(r->handler, "qosctl-health")) {
+        return DECLINED;
+    }
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET) {
+        return HTTP_METHOD_NOT_ALLOWED;
+    }
+    ap_set_content_type(r, "text/plain");
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    if (!r->header_only) {
+        ap_rputs("ok\n", r);
+    }
+    return OK;
+}
+
 static void qc_register_hooks(apr_pool_t *p)
 {
     /* Decide after mod_rewrite has set QOSCTL_CLASS, map after every
@@ -64,6 +86,7 @@ static void qc_register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(qc_map_other, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(qc_log, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_handler(qc_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(qc_health_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, qc_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
 }

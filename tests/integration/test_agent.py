@@ -36,8 +36,10 @@ def base(aport, extra="", trees="/degraded /full"):
     return ("QosCtl On\nQosCtlPeriod %s\n"
             "QosCtlContentTrees %s\n"
             "QosCtlAgentListen 127.0.0.1:%d\n"
-            "QosCtlExclude /qosctl-status /sub\n"
+            "QosCtlExclude /qosctl-status /sub /qosctl-health\n"
             "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+            "</Location>\n"
+            "<Location /qosctl-health>\n  SetHandler qosctl-health\n"
             "</Location>\n%s" % (T, trees, aport, extra))
 
 
@@ -186,7 +188,7 @@ class Haproxy:
                 "  timeout client 10s\n  timeout server 10s\n"
                 "frontend fe\n  bind 127.0.0.1:%d\n  default_backend be\n"
                 "backend be\n  balance leastconn\n"
-                "  option httpchk GET /qosctl-status\n"
+                "  option httpchk GET /qosctl-health\n"
                 "  server web 127.0.0.1:%d weight 100 check inter 200ms "
                 "agent-check agent-addr 127.0.0.1 agent-port %d "
                 "agent-inter 200ms\n"
@@ -331,3 +333,13 @@ def test_haproxy_drains_while_the_controller_rejects(apache, haproxy):
         for t in threads:
             t.join(10)
     assert wait_for(lambda: int(h.server()["srv_uweight"]) >= 10, limit=40)
+
+
+def test_health_handler_answers_even_when_rejecting(apache):
+    a = apache("QosCtlFixedLevel 0\n")
+    assert a.get("/x.txt")[0] == 503
+    code, headers, body = a.get("/qosctl-health")
+    assert (code, body) == (200, b"ok\n")
+    assert headers.get("Cache-Control") == "no-store"
+    req = b"POST /qosctl-health HTTP/1.0\r\nContent-Length: 0\r\n\r\n"
+    assert a.raw_reply(req).startswith(b"HTTP/1.1 405")
