@@ -565,6 +565,79 @@ def fastcgi_get(sock_path, script, query="", timeout=30):
     return headers, page
 
 
+HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+
+
+class Haproxy:
+    """haproxy -db on loopback, its admin stats socket in a directory of
+    its own, in front of `backend` (a "backend be" block).  .port is the
+    frontend's."""
+
+    def __init__(self, backend):
+        self.dir = tempfile.mkdtemp(prefix="qosctl-haproxy-")
+        self.sock = os.path.join(self.dir, "admin.sock")
+        self.port = free_port()
+        self.cfg = os.path.join(self.dir, "haproxy.cfg")
+        self.proc = None
+        with open(self.cfg, "w") as f:
+            f.write("global\n    stats socket %s mode 600 level admin\n"
+                    "defaults\n    mode http\n    timeout connect 2s\n"
+                    "    timeout client 10s\n    timeout server 10s\n"
+                    "frontend fe\n    bind 127.0.0.1:%d\n"
+                    "    default_backend be\n%s"
+                    % (self.sock, self.port, backend))
+        check = subprocess.run([HAPROXY, "-c", "-f", self.cfg],
+                               capture_output=True, text=True, timeout=60)
+        if check.returncode != 0:
+            self.cleanup()
+            raise RuntimeError("haproxy -c: " + check.stdout + check.stderr)
+        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", self.cfg],
+                                     stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        _live[self.proc.pid] = self
+        if not wait_for(self.answers, limit=20):
+            self.cleanup()
+            raise RuntimeError("haproxy did not answer on its socket")
+
+    def answers(self):
+        if self.proc.poll() is not None:
+            raise RuntimeError("haproxy exited: %s"
+                               % self.proc.stderr.read().decode())
+        try:
+            return self.command("show info").startswith("Name:")
+        except OSError:
+            return False
+
+    def command(self, line):
+        """One runtime API command; its whole answer."""
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(10)
+            s.connect(self.sock)
+            s.sendall(line.encode() + b"\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    return data.decode()
+                data += chunk
+
+    def servers(self, backend="be"):
+        """{server name: its row of "show servers state", by column}."""
+        lines = self.command("show servers state " + backend).splitlines()
+        head = [l for l in lines if l.startswith("# be_id")][0]
+        cols = head.lstrip("# ").split()
+        rows = (dict(zip(cols, l.split()))
+                for l in lines[lines.index(head) + 1:] if l.strip())
+        return {r["srv_name"]: r for r in rows}
+
+    def cleanup(self):
+        if self.proc:
+            stop_process(self.proc, signal.SIGTERM, 10)
+            _live.pop(self.proc.pid, None)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def stop_all():
     """Emergency teardown: servers first, then testbeds."""
     for a in sorted(_live.values(), key=lambda x: isinstance(x, Testbed)):

@@ -13,11 +13,8 @@ HAProxy's state is polled until it shows what is asserted.
 
 import os
 import re
-import shutil
 import signal
 import socket
-import subprocess
-import tempfile
 import threading
 import time
 
@@ -29,7 +26,7 @@ from conftest import make_site
 T = 0.25
 wait_for = qcharness.wait_for
 REPLY = re.compile(r"^(\d+)% maxconn:(\d+)\n$")
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+HAPROXY = qcharness.HAPROXY
 
 
 def base(aport, extra="", trees="/degraded /full"):
@@ -172,61 +169,19 @@ def test_config_errors_name_the_directive(tmp_path):
 
 # -- a real HAProxy -----------------------------------------------------------
 
-class Haproxy:
-    """haproxy -db in front of one Apache, agent-checking it, with an
-    admin stats socket."""
+class Haproxy(qcharness.Haproxy):
+    """In front of one Apache, agent-checking it."""
 
     def __init__(self, backend_port, agent_port):
-        self.dir = tempfile.mkdtemp(prefix="qosctl-haproxy-")
-        self.sock = os.path.join(self.dir, "admin.sock")
-        self.port = qcharness.free_port()
-        conf = os.path.join(self.dir, "haproxy.cfg")
-        with open(conf, "w") as f:
-            f.write(
-                "global\n  stats socket %s level admin\n"
-                "defaults\n  mode http\n  timeout connect 2s\n"
-                "  timeout client 10s\n  timeout server 10s\n"
-                "frontend fe\n  bind 127.0.0.1:%d\n  default_backend be\n"
-                "backend be\n  balance leastconn\n"
-                "  option httpchk GET /qosctl-health\n"
-                "  server web 127.0.0.1:%d weight 100 check inter 200ms "
-                "agent-check agent-addr 127.0.0.1 agent-port %d "
-                "agent-inter 200ms\n"
-                % (self.sock, self.port, backend_port, agent_port))
-        rc = subprocess.run([HAPROXY, "-c", "-f", conf],
-                            capture_output=True, text=True, timeout=60)
-        assert rc.returncode == 0, rc.stdout + rc.stderr
-        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", conf],
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL,
-                                     start_new_session=True)
-        assert wait_for(lambda: os.path.exists(self.sock))
-
-    def command(self, line):
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(10)
-            s.connect(self.sock)
-            s.sendall(line.encode() + b"\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
-        return data.decode()
+        super().__init__(
+            "backend be\n  balance leastconn\n"
+            "  option httpchk GET /qosctl-health\n"
+            "  server web 127.0.0.1:%d weight 100 check inter 200ms "
+            "agent-check agent-addr 127.0.0.1 agent-port %d "
+            "agent-inter 200ms\n" % (backend_port, agent_port))
 
     def server(self):
-        """The server's row of `show servers state`, by column name."""
-        lines = self.command("show servers state be").splitlines()
-        head = [l for l in lines if l.startswith("# be_id")][0]
-        names = head[2:].split()
-        rows = [l.split() for l in lines[lines.index(head) + 1:]
-                if l.strip()]
-        return dict(zip(names, rows[0]))
-
-    def stop(self):
-        qcharness.stop_process(self.proc, signal.SIGTERM)
-        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.servers()["web"]
 
 
 @pytest.fixture
@@ -242,7 +197,7 @@ def haproxy():
 
     yield make
     for h in made:
-        h.stop()
+        h.cleanup()
 
 
 # srv_admin_state bits (HAProxy's SRV_ADMF_*): 0x01 forced maintenance

@@ -27,7 +27,7 @@ import pytest
 
 import qcharness
 
-HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
+HAPROXY = qcharness.HAPROXY
 TOOL = os.path.join(qcharness.TOP_SRCDIR, "tools", "qosctl-balance")
 
 pytestmark = pytest.mark.skipif(
@@ -70,69 +70,20 @@ def agent(reply):
     return lsn, state, t
 
 
-class Haproxy:
-    def __init__(self, servers, check=""):
-        self.dir = tempfile.mkdtemp(prefix="qosctl-balance-")
-        self.sock = os.path.join(self.dir, "admin.sock")
-        self.port = qcharness.free_port()
-        lines = "".join("    server %s 127.0.0.1:%d weight 100 %s "
-                        "agent-port %d\n" % (name, port, check, aport)
-                        for name, port, aport in servers)
-        self.cfg = os.path.join(self.dir, "haproxy.cfg")
-        with open(self.cfg, "w") as f:
-            f.write("global\n"
-                    "    stats socket %s mode 600 level admin\n"
-                    "defaults\n    mode http\n    timeout connect 2s\n"
-                    "    timeout client 10s\n    timeout server 10s\n"
-                    "frontend fe\n    bind 127.0.0.1:%d\n"
-                    "    default_backend be\n"
-                    "backend be\n    balance leastconn\n%s"
-                    % (self.sock, self.port, lines))
-        self.proc = subprocess.Popen([HAPROXY, "-db", "-f", self.cfg],
-                                     stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE,
-                                     start_new_session=True)
-        if not qcharness.wait_for(self.answers, limit=20):
-            self.stop()
-            raise RuntimeError("haproxy did not answer on its socket")
+def haproxy(servers, check=""):
+    """qcharness.Haproxy over (name, port, agent port) servers."""
+    return qcharness.Haproxy(
+        "backend be\n    balance leastconn\n"
+        + "".join("    server %s 127.0.0.1:%d weight 100 %s agent-port %d\n"
+                  % (name, port, check, aport)
+                  for name, port, aport in servers))
 
-    def answers(self):
-        if self.proc.poll() is not None:
-            raise RuntimeError("haproxy exited: %s"
-                               % self.proc.stderr.read().decode())
-        try:
-            return self.command("show info").startswith("Name:")
-        except OSError:
-            return False
 
-    def command(self, line):
-        with socket.socket(socket.AF_UNIX) as s:
-            s.settimeout(10)
-            s.connect(self.sock)
-            s.sendall(line.encode() + b"\n")
-            data = b""
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    return data.decode()
-                data += chunk
-
-    def state(self):
-        """{server: (op_state, admin_state, uweight)}."""
-        lines = self.command("show servers state be").splitlines()
-        cols = lines[1].lstrip("#").split()
-        out = {}
-        for line in lines[2:]:
-            if line.strip():
-                row = dict(zip(cols, line.split()))
-                out[row["srv_name"]] = (int(row["srv_op_state"]),
-                                        int(row["srv_admin_state"]),
-                                        int(row["srv_uweight"]))
-        return out
-
-    def stop(self):
-        qcharness.stop_process(self.proc, signal.SIGTERM, 10)
-        shutil.rmtree(self.dir, ignore_errors=True)
+def weights(hap):
+    """{server: (op_state, admin_state, uweight)}."""
+    return {name: (int(r["srv_op_state"]), int(r["srv_admin_state"]),
+                   int(r["srv_uweight"]))
+            for name, r in hap.servers().items()}
 
 
 def balance(*args, timeout=60):
@@ -149,10 +100,10 @@ def test_agent_weights_move_and_maintenance_stays():
     try:
         p1, p2 = b1.server_address[1], b2.server_address[1]
         ap1, ap2 = a1[0].getsockname()[1], a2[0].getsockname()[1]
-        hap = Haproxy([("s1", p1, ap1), ("s2", p2, ap2),
+        hap = haproxy([("s1", p1, ap1), ("s2", p2, ap2),
                        ("s3", p2, ap2)])
         assert hap.command("disable server be/s3").strip() == ""
-        before = hap.state()
+        before = weights(hap)
         assert before["s3"][1] & 1 and before["s3"][2] == 100
         log = os.path.join(logdir, "balance.log")
         out = balance("--socket", hap.sock, "--backend", "be",
@@ -160,7 +111,7 @@ def test_agent_weights_move_and_maintenance_stays():
                       "--duration", "2", "--log", log)
         assert out.returncode == 0, out.stderr
         assert out.stderr == ""
-        after = hap.state()
+        after = weights(hap)
         # s2 reports less headroom: its share is cut every interval.
         assert after["s1"][2] == 256
         assert after["s2"][2] < 100 < after["s1"][2]
@@ -178,7 +129,7 @@ def test_agent_weights_move_and_maintenance_stays():
             assert r.status == 200
     finally:
         if hap:
-            hap.stop()
+            hap.cleanup()
         for lsn, state, t in (a1, a2):
             state["stop"] = True
             t.join(5)
@@ -222,7 +173,7 @@ def test_syn_counts_and_the_table_goes_away():
     try:
         p1, p2 = b1.server_address[1], b2.server_address[1]
         # Health checks every 100 ms: SYNs to both in every interval.
-        hap = Haproxy([("s1", p1, 1), ("s2", p2, 1)],
+        hap = haproxy([("s1", p1, 1), ("s2", p2, 1)],
                       check="check inter 100ms")
         feeder = threading.Thread(target=traffic, args=(hap.port, stop),
                                   daemon=True)
@@ -265,7 +216,7 @@ def test_syn_counts_and_the_table_goes_away():
             subprocess.run([NFT, "delete", "table", "inet", table],
                            timeout=10)
         if hap:
-            hap.stop()
+            hap.cleanup()
         for b in (b1, b2):
             b.shutdown()
             b.server_close()
