@@ -358,7 +358,8 @@ class Balancer:
         time.sleep(1.0)
         if self.proc.poll() is not None:
             with open(self.log) as f:
-                raise RuntimeError("qosctl-balance exited: " + f.read()[-1500:])
+                raise RuntimeError("qosctl-balance exited: "
+                                   + f.read()[-1500:])
         return self
 
     def cleanup(self):
