@@ -56,16 +56,24 @@ int qc_agent_weight(const qc_agent_view_t *v)
     return (int)lround(100.0 - 45.0 * x);
 }
 
-size_t qc_agent_format(const qc_agent_view_t *v, char *buf, size_t len)
+double qc_agent_smooth(double prev, double target, double dt, double tau)
+{
+    if (!(prev >= 0.0) || !(tau > 0.0) || !(dt >= 0.0)) {
+        return target;
+    }
+    return prev + (target - prev) * (1.0 - exp(-dt / tau));
+}
+
+size_t qc_agent_format(const qc_agent_view_t *v, int w, char *buf,
+                       size_t len)
 {
     int n;
 
     if (v->maxconn) {
-        n = snprintf(buf, len, "%d%% maxconn:%u\n", qc_agent_weight(v),
-                     v->maxconn);
+        n = snprintf(buf, len, "%d%% maxconn:%u\n", w, v->maxconn);
     }
     else {
-        n = snprintf(buf, len, "%d%%\n", qc_agent_weight(v));
+        n = snprintf(buf, len, "%d%%\n", w);
     }
     if (n < 0 || (size_t)n >= len) {
         if (len) {

@@ -61,9 +61,25 @@ void qc_agent_add_class(qc_agent_view_t *v, double m, unsigned levels,
  */
 int qc_agent_weight(const qc_agent_view_t *v);
 
-/* The reply line, "55% maxconn:150\n", NUL-terminated in buf; returns
- * its length (0 when len is too small for any reply). */
-size_t qc_agent_format(const qc_agent_view_t *v, char *buf, size_t len);
+/*
+ * The weight reported, w, moved from the last one reported, prev, dt
+ * seconds ago, towards target by 1 - exp(-dt / tau): a first-order
+ * filter whatever the rate of the checks.  HAProxy applies a weight at
+ * once, and load follows it within a period; reported raw, the weight
+ * of the server's present position undid itself at the next check, and
+ * the weights of three backends swung between 10 and 100 every second
+ * (bench/cluster).  prev < 0: none yet, the target.
+ */
+double qc_agent_smooth(double prev, double target, double dt, double tau);
+
+/* Time constant of that filter, in control periods. */
+#define QC_AGENT_TAU_PERIODS 5.0
+
+/* The reply line, "55% maxconn:150\n", for weight w (qc_agent_weight,
+ * perhaps smoothed), NUL-terminated in buf; returns its length (0 when
+ * len is too small for any reply). */
+size_t qc_agent_format(const qc_agent_view_t *v, int w, char *buf,
+                       size_t len);
 
 /* What an agent-send line asks for. */
 typedef enum {

@@ -38,6 +38,10 @@ APLOG_USE_MODULE(qosctl);
 #define QC_AGENT_LOG_EVERY 60
 
 static unsigned qc_agent_maxconn;
+/* The last weight reported, and when, for the whole server ([0]) and
+ * for each host asked for by name ([1 + i]); < 0: none yet. */
+static double *qc_agent_last;
+static apr_time_t *qc_agent_when;
 static apr_time_t qc_agent_logged;
 static unsigned qc_agent_unlogged;
 
@@ -75,6 +79,13 @@ int qc_agent_open(server_rec *s)
 
     if (!g->agent_port) {
         return -1;
+    }
+    qc_agent_last = apr_palloc(s->process->pconf, sizeof(double)
+                               * (qc_rt.servers->nelts + 1));
+    qc_agent_when = apr_pcalloc(s->process->pconf, sizeof(apr_time_t)
+                                * (qc_rt.servers->nelts + 1));
+    for (rv = 0; rv <= qc_rt.servers->nelts; rv++) {
+        qc_agent_last[rv] = -1.0;
     }
     if (ap_mpm_query(AP_MPMQ_MAX_DAEMONS, &daemons) == APR_SUCCESS
         && ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) == APR_SUCCESS
@@ -115,8 +126,8 @@ int qc_agent_open(server_rec *s)
 }
 
 /* The view of every host, or of those host names (NULL: all); returns
- * the hosts found. */
-static int qc_agent_view(qc_agent_view_t *v, const char *host)
+ * the hosts found, and in *scope the first one's index + 1 (0: all). */
+static int qc_agent_view(qc_agent_view_t *v, const char *host, int *scope)
 {
     qc_shm_t *q = qc_rt.shm;
     int i, k, found = 0;
@@ -131,7 +142,9 @@ static int qc_agent_view(qc_agent_view_t *v, const char *host)
         if (!c->slot || (host && !qc_agent_key_matches(c->key, host))) {
             continue;
         }
-        found++;
+        if (!found++) {
+            *scope = host ? i + 1 : 0;
+        }
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_class_shm_t *cs = &c->slot->cls[k];
 
@@ -195,19 +208,27 @@ static void qc_agent_answer(int fd, server_rec *s)
     size_t n = qc_agent_read(fd, in, sizeof(in)), len;
     qc_agent_ask_e ask = qc_agent_parse(in, n, host, sizeof(host));
     qc_agent_view_t v;
+    apr_time_t now = apr_time_now();
+    int scope = 0, w;
 
     if (ask == QC_AGENT_BAD) {
         qc_agent_complain(s, "agent-send is not a host name, or too long",
                           NULL, n);
     }
-    if (ask != QC_AGENT_HOST || !qc_agent_view(&v, host)) {
+    if (ask != QC_AGENT_HOST || !qc_agent_view(&v, host, &scope)) {
         if (ask == QC_AGENT_HOST) {
             qc_agent_complain(s, "agent-send names no virtual host: ",
                               host, n);
         }
-        qc_agent_view(&v, NULL);
+        qc_agent_view(&v, NULL, &scope);
     }
-    len = qc_agent_format(&v, out, sizeof(out));
+    qc_agent_last[scope] = qc_agent_smooth(
+        qc_agent_last[scope], qc_agent_weight(&v),
+        (double)(now - qc_agent_when[scope]) / APR_USEC_PER_SEC,
+        QC_AGENT_TAU_PERIODS * qc_rt.main->period);
+    qc_agent_when[scope] = now;
+    w = (int)(qc_agent_last[scope] + 0.5);
+    len = qc_agent_format(&v, w, out, sizeof(out));
     if (len) {
         /* A peer that does not read loses its reply, nothing else. */
         (void)send(fd, out, len, MSG_NOSIGNAL | MSG_DONTWAIT);

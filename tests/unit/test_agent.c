@@ -5,6 +5,7 @@
  * server's position, the reply's words, and agent-send parsing.
  */
 
+#include <math.h>
 #include <stdio.h>
 
 #include "qc_test.h"
@@ -81,19 +82,19 @@ START_TEST(reply_is_weight_and_maxconn_only)
     char buf[64];
 
     qc_agent_view_init(&v, 0.0, 0.9, 1, 150);
-    ck_assert_uint_eq(qc_agent_format(&v, buf, sizeof(buf)), 17);
+    ck_assert_uint_eq(qc_agent_format(&v, qc_agent_weight(&v), buf, sizeof(buf)), 17);
     ck_assert_str_eq(buf, "100% maxconn:150\n");
     qc_agent_add_class(&v, 0.2, 2, 1);
-    qc_agent_format(&v, buf, sizeof(buf));
+    qc_agent_format(&v, qc_agent_weight(&v), buf, sizeof(buf));
     ck_assert_str_eq(buf, "0% maxconn:150\n");
     /* never an administrative word: "ready" or "drain" would end an
      * operator's maintenance */
     ck_assert_ptr_null(strstr(buf, "drain"));
     ck_assert_ptr_null(strstr(buf, "ready"));
     qc_agent_view_init(&v, 0.0, 0.9, 1, 0);
-    qc_agent_format(&v, buf, sizeof(buf));
+    qc_agent_format(&v, qc_agent_weight(&v), buf, sizeof(buf));
     ck_assert_str_eq(buf, "100%\n");
-    ck_assert_uint_eq(qc_agent_format(&v, buf, 3), 0);
+    ck_assert_uint_eq(qc_agent_format(&v, qc_agent_weight(&v), buf, 3), 0);
     ck_assert_str_eq(buf, "");
 }
 END_TEST
@@ -149,6 +150,25 @@ START_TEST(keys_match_host_with_or_without_port)
 }
 END_TEST
 
+START_TEST(smoothing_is_first_order_in_time)
+{
+    /* none yet: the target */
+    ck_assert(qc_agent_smooth(-1.0, 40.0, 1.0, 5.0) == 40.0);
+    /* one time constant: 63% of the way */
+    ck_assert(fabs(qc_agent_smooth(100.0, 0.0, 5.0, 5.0)
+                   - 100.0 * exp(-1.0)) < 1e-9);
+    /* two checks of 1 s are one of 2 s: the rate of checks (agent-inter,
+     * several balancers) does not change the filter */
+    ck_assert(fabs(qc_agent_smooth(qc_agent_smooth(10.0, 90.0, 1.0, 5.0),
+                                   90.0, 1.0, 5.0)
+                   - qc_agent_smooth(10.0, 90.0, 2.0, 5.0)) < 1e-9);
+    /* no time: no move; a bad clock or tau: the target */
+    ck_assert(qc_agent_smooth(10.0, 90.0, 0.0, 5.0) == 10.0);
+    ck_assert(qc_agent_smooth(10.0, 90.0, -1.0, 5.0) == 90.0);
+    ck_assert(qc_agent_smooth(10.0, 90.0, 1.0, 0.0) == 90.0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("agent");
@@ -160,6 +180,7 @@ int main(void)
     tcase_add_test(tc, reply_is_weight_and_maxconn_only);
     tcase_add_test(tc, agent_send_parsing);
     tcase_add_test(tc, keys_match_host_with_or_without_port);
+    tcase_add_test(tc, smoothing_is_first_order_in_time);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
 }
