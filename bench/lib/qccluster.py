@@ -259,6 +259,7 @@ class HAProxy(qcharness._Server):
     def start(self, timeout=20):
         p = run([HAPROXY, "-c", "-f", self.cfg], check=False)
         if p.returncode != 0:
+            self.cleanup()
             raise RuntimeError("haproxy -c failed:\n" + p.stdout + p.stderr)
         pin = ["taskset", "-c", self.cpus] if self.cpus else []
         with open(self.error_log, "w") as log:
@@ -271,7 +272,9 @@ class HAProxy(qcharness._Server):
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError("haproxy exited: " + self.log()[-2000:])
+                why = self.log()[-2000:]
+                self.cleanup()
+                raise RuntimeError("haproxy exited: " + why)
             with contextlib.suppress(OSError):
                 if "be" in self.command("show servers state be"):
                     return self
