@@ -878,7 +878,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick)
     int k;
 
     ctl->tick_upper = upper;
-    if (!qc_pi_capped(u_tick) || !(dt > 0.0)) {
+    if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
         ctl->tick_saturated = 0;
         return 0;
     }

@@ -30,8 +30,12 @@
 #define QC_PI_SATURATED 0.95
 
 /* From here on a reading is no cap: a link declared below what it
- * carries (a bandwidth plan on a faster port) reads its load past 1. */
-#define QC_PI_UNCAPPED 1.05
+ * carries (a bandwidth plan on a faster port) reads its load past 1.
+ * Far past it: a capped sensor's noise reaches 1.1 over a tick (a
+ * shaper's bursts; a tenth of a second is 10-25 jiffies of /proc/stat),
+ * and read as exact there, the valve lost its count and cold starts on
+ * the link refused 12-35 requests. */
+#define QC_PI_UNCAPPED 1.5
 
 /* Whether u is a capped reading, a lower bound of the load. */
 static inline int qc_pi_capped(double u)

@@ -98,7 +98,7 @@ static double hi_nat(int i)
  * bound of the load (censored); from U_UNCAPPED on it is no cap (a link
  * declared below what it carries), as qc_pi.h's QC_PI_UNCAPPED. */
 #define U_SAT 0.97
-#define U_UNCAPPED 1.05
+#define U_UNCAPPED 1.5
 
 /* No information in the direction of phi: skip. */
 #define R_EPS 1e-12
