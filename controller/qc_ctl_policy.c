@@ -366,24 +366,6 @@ static void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
  * share of the prior's (qc_rls_a_uncertainty). */
 #define QC_MEASURED 0.2
 
-/*
- * Whether the fit has yet to measure the cost of a class's lowest tree.
- * A host with one tree has no relief but refusal: there the cost of one
- * of its requests is asked for (a_j + b x, which replies of one size pin
- * down), or it never refuses.  With trees below the top, a_j itself is:
- * asked the same, a fit with its shape wrong (the full tree's cost in b,
- * the lowest tree's 3x high) read the drain of an overshoot as a lowest
- * tree that could not carry the load, and a cold start with a prior 10x
- * high refused 18-26 requests on the link testbed.
- */
-static int qc_lowest_unmeasured(const qc_ctl_t *ctl,
-                                const qc_ctl_class_t *cl, unsigned levels)
-{
-    return (levels > 1 ? qc_rls_a_uncertainty(&ctl->rls, levels - 1)
-            : qc_rls_tree_uncertainty(&ctl->rls, 0, cl->xbar[0]))
-           > QC_MEASURED;
-}
-
 static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                              unsigned levels, double *r, double *u0,
                              double *u1)
@@ -398,7 +380,9 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
      * everything, as far as rejecting is concerned: serving from it is
      * how its cost gets measured (a prior 10x high once rejected every
      * request of a site whose snapshots cost next to nothing). */
-    if (cl->r > 0.0 && qc_lowest_unmeasured(ctl, cl, levels)) {
+    if (cl->r > 0.0
+        && qc_rls_tree_uncertainty(&ctl->rls, levels - 1, cl->xbar[0])
+           > QC_MEASURED) {
         *u1 -= 1e9;
     }
     else {
