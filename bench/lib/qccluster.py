@@ -31,7 +31,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -422,46 +421,18 @@ def offer(c, port, rate, seconds, clients=qcbench.CLIENTS, timeout=5,
     address and `identities` sessions), summed: offered, connections,
     replies, s2xx, s5xx, errors (and kinds), duration, and the merged
     connection lifetime histogram (completed connections)."""
-    per = float(rate) / clients
-    conns = max(1, int(round(per * seconds)))
-    reps = [None] * clients
-    tmp = tempfile.mkdtemp(prefix="qcl-sessions-")
-
-    def one(i):
-        cid = first_client + i
-        log = os.path.join(tmp, "c%d" % cid)
-        with open(log, "w") as f:
-            for j in range(identities):
-                f.write("%s?qcid=%d-%d\n\n" % (uri, cid, j))
-        with contextlib.suppress(subprocess.TimeoutExpired, RuntimeError):
-            reps[i] = qcharness.httperf(
-                "127.0.0.1", port, uri=uri, rate=per, num_conns=conns,
-                timeout=timeout, hog=False, nice=19, netns=c.lb_ns,
-                cpus=qcbench.CLIENT_CPUS,
-                headers=["X-Forwarded-For: " + qcharness.client_address(
-                    cid)],
-                extra=["--wsesslog", "%d,0,%s" % (conns, log), "-v", "-v"],
-                wall_limit=seconds + timeout + 90)
-
-    threads = [threading.Thread(target=one, args=(i,), daemon=True)
-               for i in range(clients)]
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(seconds + timeout + 120)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    runs = [r for r in reps if r is not None]
-    if len(runs) < clients:
-        raise RuntimeError("%d of %d httperf clients did not finish"
-                           % (clients - len(runs), clients))
+    rep = qcharness.httperf_clients(
+        "127.0.0.1", port, uri, rate, seconds, clients=clients,
+        first_client=first_client, identities=identities, timeout=timeout,
+        netns=c.lb_ns, cpus=qcbench.CLIENT_CPUS, extra=["-v", "-v"],
+        wall_limit=seconds + timeout + 90)
+    runs = rep["runs"]
     keys = ("connections", "replies", "s2xx", "s5xx", "errors",
             "client_timo", "socket_timo", "connrefused", "connreset",
             "fd_unavail")
-    total = {k: sum(r[k] for r in runs) for k in keys}
-    total["offered"] = conns * clients
-    total["duration"] = max(r["duration"] for r in runs)
+    total = {k: rep[k] for k in keys}
+    total["offered"] = rep["offered"]
+    total["duration"] = rep["duration"]
     hist = {}
     for r in runs:
         for ms, n in lifetime_hist(r["raw"]).items():

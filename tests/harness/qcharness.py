@@ -729,7 +729,7 @@ def client_address(i):
 
 
 def httperf_clients(server, port, uri, rate, seconds, clients=40,
-                    first_client=0, identities=25, **kw):
+                    first_client=0, identities=25, extra=(), **kw):
     """Offer rate req/s for seconds from a population of clients: one
     httperf process per client address (its own X-Forwarded-For, for
     classification; mod_remoteip must trust the sender), each cycling
@@ -738,7 +738,8 @@ def httperf_clients(server, port, uri, rate, seconds, clients=40,
     mod_qosctl hashes).  httperf has no per-request headers, and a few
     dozen clients quantize the actuator coarsely: 40 clients at 14 req/s
     of 64 KB move a 100 Mbit/s link by 0.064 each, 11% of a 0.58 bound.
-    Returns the summed report; 'runs' holds the individual ones."""
+    extra: more httperf arguments.  Returns the summed report; 'runs'
+    holds the individual ones."""
     import threading
     per = float(rate) / clients
     conns = max(1, int(round(per * seconds)))
@@ -755,8 +756,8 @@ def httperf_clients(server, port, uri, rate, seconds, clients=40,
         runs[i] = httperf(server, port, uri=uri, rate=per, num_conns=conns,
                           headers=["X-Forwarded-For: " + client_address(
                               cid)], hog=False, nice=19,
-                          extra=["--wsesslog", "%d,0,%s" % (conns, log)],
-                          **kw)
+                          extra=["--wsesslog", "%d,0,%s" % (conns, log)]
+                          + list(extra), **kw)
 
     threads = [threading.Thread(target=one, args=(i,))
                for i in range(clients)]
