@@ -126,9 +126,7 @@ class Cluster(qcharness.Testbed):
                 run(["ip", "-n", lb, "link", "set", b.peer_if, "up"])
                 b.shape(b.bits)
             # httperf opens a connection a request (qcbench.tune_clients)
-            qcbench.netns_run(lb, "sysctl", "-q", "-w",
-                              "net.ipv4.ip_local_port_range=1024 65535",
-                              "net.ipv4.tcp_tw_reuse=0")
+            qcbench.tune_client_ns(lb)
         except Exception:
             self.cleanup()
             raise
