@@ -513,7 +513,7 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 {
     qc_class_arg_t a = { ctl, cl, levels };
 
-    return qc_pi_invert(qc_class_util_cb, &a, 0.0, levels, target);
+    return qc_pi_invert_above(qc_class_util_cb, &a, 1.0, levels, target);
 }
 
 /* What the best-effort loop measures and holds, summed over the
@@ -573,8 +573,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         sum.gain = QC_PI_GAIN_MIN;
     }
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
-    m_ff = qc_pi_invert(qc_be_util, ctl, 0.0, 1.0,
-                        target + sum.u_guaranteed);
+    m_ff = qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
+                              target + sum.u_guaranteed);
     if (ctl->restart && !saturated && !ctl->valved) {
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */

@@ -219,6 +219,17 @@ double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
     return lo;
 }
 
+double qc_pi_invert_above(double (*f)(double m, void *arg), void *arg,
+                          double knee, double hi, double target)
+{
+    double at_knee = f(knee, arg);
+
+    if (at_knee <= target || !(f(0.0, arg) < at_knee)) {
+        return qc_pi_invert(f, arg, knee, hi, target);
+    }
+    return qc_pi_invert(f, arg, 0.0, knee, target);
+}
+
 double qc_pi_model_ratio(double measured, double model)
 {
     if (!isfinite(measured) || !isfinite(model) || !(model > 1e-3)

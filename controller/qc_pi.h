@@ -130,6 +130,15 @@ double qc_pi_invert(double (*f)(double m, void *arg), void *arg,
                     double lo, double hi, double target);
 
 /*
+ * The level for target on a model that may fall again below knee (the
+ * lowest tree): a refusal may cost more than a cached snapshot, so
+ * f(0) > f(knee) can hold.  qc_pi_invert() above knee; below it only
+ * where refusing costs less than the lowest tree, else knee.
+ */
+double qc_pi_invert_above(double (*f)(double m, void *arg), void *arg,
+                          double knee, double hi, double target);
+
+/*
  * measured / model, the factor by which the model is off where the loop
  * is, for scaling the set point handed to qc_pi_invert(); 1 when the
  * model predicts next to nothing there or the measurement is saturated

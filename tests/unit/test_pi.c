@@ -505,6 +505,28 @@ START_TEST(test_util_at_and_invert)
 }
 END_TEST
 
+/* A refusal dearer than the lowest tree: U(0) = 0.9 > U(1) = 0.1. */
+static const double lv_dear[3] = { 0.9, 0.1, 2.1 };
+
+START_TEST(test_invert_above_the_lowest_tree)
+{
+    void *dear = (void *)lv_dear, *cheap = (void *)lv_inv;
+
+    /* qc_pi_invert alone reads U(0) > 0.6 as "refuse everyone" */
+    ck_assert(qc_pi_invert(util_cb, dear, 0.0, 2.0, 0.6) == 0.0);
+    /* 0.6 = 0.1 + F 2.0 */
+    ck_assert(fabs(qc_pi_invert_above(util_cb, dear, 1.0, 2.0, 0.6) - 1.25)
+              < 1e-5);
+    /* over the bound at the lowest tree, refusing does not help: stay */
+    ck_assert(qc_pi_invert_above(util_cb, dear, 1.0, 2.0, 0.05) == 1.0);
+    /* where refusing is cheaper, below the lowest tree as before */
+    ck_assert(fabs(qc_pi_invert_above(util_cb, cheap, 1.0, 2.0, 0.2) - 0.5)
+              < 1e-5);
+    ck_assert(fabs(qc_pi_invert_above(util_cb, cheap, 1.0, 2.0, 0.58)
+                   - (1.0 + 0.19 / 2.71)) < 1e-5);
+}
+END_TEST
+
 /* A small error leaves the PI in charge; a large one moves the output
  * to the model's level at once, and the next step starts from there
  * without a proportional kick from the stale error. */
@@ -576,6 +598,7 @@ static Suite *pi_suite(void)
     tcase_add_test(tc, test_step_details);
     tcase_add_test(tc, test_max_step);
     tcase_add_test(tc, test_util_at_and_invert);
+    tcase_add_test(tc, test_invert_above_the_lowest_tree);
     tcase_add_test(tc, test_jump);
     suite_add_tcase(s, tc);
     return s;
