@@ -23,6 +23,7 @@
 #include "qc_sensors.h"
 #include "qc_backlog.h"
 #include "qc_calib.h"
+#include "qc_ceiling.h"
 #include "qc_spread.h"
 #include "qc_capacity.h"
 #include "qc_power.h"
@@ -96,6 +97,10 @@ typedef struct {
     double backlog;             /* decided, not yet sent (periods of U) */
     double excess;              /* last period's, if it was unsaturated */
     double k_unsaturated;       /* calibration before the saturation */
+    double u_unsaturated;       /* its reading (0 before any) */
+    double r_unsaturated;       /* and the arrivals/s then */
+    double m_unsaturated;       /* and best effort's level then */
+    qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */

@@ -18,8 +18,15 @@
  * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
-/* Saturated periods in a row after which best effort degrades fully. */
+/* Saturated periods in a row after which best effort degrades fully,
+ * unless the last unsaturated reading was within this share of the
+ * target: a loop holding the bound (doc/control.md, point 12). */
 #define QC_CTL_VALVE_PERIODS 2
+#define QC_CTL_HELD_BAND 0.2
+/* ... and no more arrivals than this times those of that reading, and
+ * best effort's level no higher than then by more than this. */
+#define QC_CTL_HELD_RATE 1.2
+#define QC_CTL_HELD_STEP 0.02
 
 /* The valve within a period (qc_ctl_valve): saturated ticks in a row,
  * and how far the rate decided above the lowest trees over them must
@@ -543,6 +550,30 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     qc_reject_saving(ctl, cl, vs->levels, &sum->r, &sum->u0, &sum->u1);
 }
 
+/* Arrivals/s of every host and class in the period. */
+static double qc_arrivals(const qc_ctl_t *ctl)
+{
+    double r = 0.0;
+    unsigned i;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        r += ctl->cls[i].r;
+    }
+    return r;
+}
+
+/*
+ * A saturation the loop met while holding the bound (its last
+ * unsaturated reading near the target, at about today's arrivals and
+ * level m_b): the chance of a noisy sensor, not a model off by a factor.
+ */
+static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
+{
+    return ctl->u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * target
+           && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->r_unsaturated
+           && m_b <= ctl->m_unsaturated + QC_CTL_HELD_STEP;
+}
+
 /*
  * The best-effort loop holds everything not covered by a guarantee at
  * the bound less the guaranteed traffic and the background (§5.3).  Its
@@ -559,6 +590,10 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
+    if (!ctl->valved) {
+        /* m_b was in force all through the period just read */
+        qc_ceiling_observe(&ctl->ceiling, m_b, ctl->u_measured, sum.r);
+    }
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
                                            sum.u_guaranteed);
     /* Work still queued from an overload is drained within a few
@@ -583,7 +618,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     }
     else if (saturated && !ctl->draining
              && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS
-             && m_b > lowest) {
+             && m_b > lowest
+             && !qc_was_holding(ctl, target, m_b)) {
         /* Saturated with nothing left to drain although the levels were
          * the model's: it is off by a factor the search (qc_calib.h)
          * would take periods to find, while the queue grows.  Everyone
@@ -596,6 +632,12 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         /* On a saturated resource best effort only goes down. */
         qc_pi_step(&ctl->be, target, sum.u, sum.gain, cfg->period,
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
+    }
+    if (qc_pi_output(&ctl->be) > m_b) {
+        double cap = qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
+                                    cfg->bound - (ctl->be_target - target));
+
+        qc_pi_hold_ceiling(&ctl->be, cap > m_b ? cap : m_b);
     }
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
@@ -682,6 +724,9 @@ static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
                         - ctl->u_measured;
 
         ctl->k_unsaturated = ctl->calib.k;
+        ctl->u_unsaturated = ctl->u_measured;
+        ctl->r_unsaturated = qc_arrivals(ctl);
+        ctl->m_unsaturated = qc_pi_output(&ctl->be);    /* in force */
         ctl->excess = excess > 0.0 ? excess : 0.0;
     }
 }

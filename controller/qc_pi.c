@@ -266,6 +266,13 @@ void qc_pi_hold_floor(qc_pi_t *pi, double floor)
     }
 }
 
+void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling)
+{
+    if (pi->m > ceiling) {
+        pi->m = qc_clampd(ceiling, 0.0, pi->m_max);
+    }
+}
+
 void qc_pi_restart(qc_pi_t *pi, double m)
 {
     pi->m = qc_clampd(m, 0.0, pi->m_max);

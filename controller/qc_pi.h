@@ -176,6 +176,10 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
  */
 void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 
+/* Lower the output to at most ceiling (qc_ceiling.h), keeping the
+ * loop's state. */
+void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
+
 /*
  * Move the output to m (within [0, M]) and restart the loop there, with
  * no proportional kick from the error before: the caller knows the
