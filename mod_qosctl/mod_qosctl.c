@@ -72,6 +72,20 @@ static int qc_health_handler(request_rec *r)
     return OK;
 }
 
+/* Our handlers behind one test: every request of the server comes by
+ * here, and nearly all of them are for another module. */
+static int qc_handler(request_rec *r)
+{
+    int rv;
+
+    if (!r->handler || r->handler[0] != 'q'
+        || strncmp(r->handler, "qosctl-", 7) != 0) {
+        return DECLINED;
+    }
+    rv = qc_health_handler(r);
+    return rv == DECLINED ? qc_status_handler(r) : rv;
+}
+
 static void qc_register_hooks(apr_pool_t *p)
 {
     /* Decide after mod_rewrite has set QOSCTL_CLASS, map after every
@@ -85,8 +99,7 @@ static void qc_register_hooks(apr_pool_t *p)
     /* Before mod_proxy's, which claims proxy: file names. */
     ap_hook_map_to_storage(qc_map_other, NULL, NULL, APR_HOOK_REALLY_FIRST);
     ap_hook_log_transaction(qc_log, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_handler(qc_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_handler(qc_health_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(qc_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, qc_status_hook, NULL, NULL,
                       APR_HOOK_MIDDLE);
 }

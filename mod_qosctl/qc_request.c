@@ -523,6 +523,9 @@ int qc_map_other(request_rec *r)
         }
         rq = qc_note(r);
     }
+    else if (rq->served_level) {
+        return DECLINED;        /* qc_map put it in its tree */
+    }
     c = qc_sconf(r->server);
     /* A proxied backend is told every level, the top too, so that a
      * client's own header never reaches it. */
