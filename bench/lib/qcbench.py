@@ -380,10 +380,10 @@ class BenchServer(qcharness.Apache):
         raise RuntimeError("no Total Accesses in /server-status")
 
     def offer(self, uri, rate, seconds, clients=CLIENTS, timeout=5,
-              first_client=0, cpus=CLIENT_CPUS):
+              first_client=0, cpus=CLIENT_CPUS, identities=None):
         """offer() to this server."""
         return offer(self.tb, self.port, uri, rate, seconds, clients,
-                     timeout, first_client, cpus)
+                     timeout, first_client, cpus, identities)
 
     def ctl_rows(self, name="ctl.tsv", **kw):
         """read_ctl_log() of the QosCtlLog file name in our root."""
@@ -397,11 +397,14 @@ class BenchServer(qcharness.Apache):
 
 
 def offer(tb, port, uri, rate, seconds, clients=CLIENTS, timeout=5,
-          first_client=0, cpus=CLIENT_CPUS):
+          first_client=0, cpus=CLIENT_CPUS, identities=None):
     """rate req/s for seconds from `clients` client addresses, split
     evenly over the testbed's client namespaces (one
     qcharness.httperf_clients each, in parallel): the summed report,
-    'runs' holding every httperf process's."""
+    'runs' holding every httperf process's.  identities: sessions per
+    address (httperf_clients's default when None; 1: the address alone,
+    as behind a NAT without cookies)."""
+    kw = {} if identities is None else {"identities": identities}
     spaces = tb.client_ns[:clients]
     groups = [len(range(i, clients, len(spaces)))
               for i in range(len(spaces))]
@@ -412,7 +415,7 @@ def offer(tb, port, uri, rate, seconds, clients=CLIENTS, timeout=5,
             tb.server_addr, port, uri, rate * groups[i] / clients, seconds,
             clients=groups[i], timeout=timeout,
             first_client=first_client + sum(groups[:i]), netns=spaces[i],
-            cpus=cpus)
+            cpus=cpus, **kw)
     threads = [threading.Thread(target=one, args=(i,))
                for i in range(len(spaces))]
     for t in threads:
