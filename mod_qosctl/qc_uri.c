@@ -6,14 +6,20 @@
 
 int qc_uri_confined(const char *uri, size_t maxlen)
 {
-    const char *p, *end;
     size_t len;
 
-    if (uri == NULL || uri[0] != '/') {
+    if (uri == NULL) {
         return 0;
     }
     len = strnlen(uri, maxlen);         /* the URI may be huge */
-    if (uri[len] != '\0' || memchr(uri, '\\', len)) {
+    return uri[len] == '\0' && qc_uri_confined_len(uri, len);
+}
+
+int qc_uri_confined_len(const char *uri, size_t len)
+{
+    const char *p, *end;
+
+    if (len == 0 || uri[0] != '/' || memchr(uri, '\\', len)) {
         return 0;
     }
     /* A "." or ".." segment starts with "/.", so only dots need a look,

@@ -20,6 +20,9 @@
  */
 int qc_uri_confined(const char *uri, size_t maxlen);
 
+/* The same for a uri the caller has measured: strlen(uri) == len. */
+int qc_uri_confined_len(const char *uri, size_t len);
+
 /*
  * Does prefix (a normalized URL-path prefix, see qc_parse_url_prefix)
  * cover uri at a segment boundary?  "/status" covers "/status",

@@ -6,7 +6,7 @@
  *
  * qc_map() in qc_request.c needs a request_rec, so this target does what
  * it does with the pure parts: a URI that starts with '/', is at most
- * QC_MAX_URI bytes and passes qc_uri_confined(uri, strlen(uri)) is put
+ * QC_MAX_URI bytes and passes qc_uri_confined_len(uri, strlen(uri)) is put
  * behind the DocumentRoot and a tree prefix.  qc_is_excluded() is
  * qc_uri_under() over the QosCtlExclude prefixes.
  *
@@ -15,7 +15,8 @@
  * it, NUL, then 8 bytes of maxlen and 2 bytes choosing a prefix length
  * for qc_uri_under.
  *
- * Checked: qc_uri_confined agrees with an independent segment walk
+ * Checked: qc_uri_confined (and qc_uri_confined_len, for a measured
+ * URI) agrees with an independent segment walk
  * (starts with '/', no "." or ".." segment, no backslash, not longer
  * than maxlen), reads no further than maxlen + 1 bytes of an
  * unterminated URI, and a mapped path has no dot segment or backslash,
@@ -97,6 +98,8 @@ static void fuzz_confined(const char *uri, size_t len, size_t maxlen)
 
     FUZZ_CHECK(got == 0 || got == 1, uri);
     FUZZ_CHECK(got == fuzz_confined_ref(uri, len, maxlen), uri);
+    FUZZ_CHECK(qc_uri_confined_len(uri, len)
+               == fuzz_confined_ref(uri, len, len), uri);
 }
 
 /*
@@ -124,7 +127,7 @@ static void fuzz_map(const char *tree, const char *uri, size_t ulen)
     char *fn, *tree_uri;
 
     if (uri[0] != '/' || ulen > FUZZ_MAX_URI
-        || !qc_uri_confined(uri, ulen)) {
+        || !qc_uri_confined_len(uri, ulen)) {
         return;
     }
     fn = fuzz_alloc(rlen + tlen + ulen + 1);

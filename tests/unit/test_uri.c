@@ -1,16 +1,22 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 #include <stdint.h>
+#include <string.h>
 
 #include "qc_uri.h"
 #include "qc_test.h"
 
 #define MAXLEN 255
 
+/* Both entry points: the measured one must agree with the bounded one. */
 #define ASSERT_CONFINED(u) \
-    ck_assert_msg(qc_uri_confined(u, MAXLEN) == 1, "\"%s\" refused", u)
+    ck_assert_msg(qc_uri_confined(u, MAXLEN) == 1 \
+                  && qc_uri_confined_len(u, strlen(u)) == 1, \
+                  "\"%s\" refused", u)
 #define ASSERT_ESCAPES(u) \
-    ck_assert_msg(qc_uri_confined(u, MAXLEN) == 0, "\"%s\" accepted", u)
+    ck_assert_msg(qc_uri_confined(u, MAXLEN) == 0 \
+                  && qc_uri_confined_len(u, strlen(u)) == 0, \
+                  "\"%s\" accepted", u)
 
 START_TEST(confined_accepts)
 {
