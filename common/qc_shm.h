@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  7u
+#define QC_SHM_VERSION  8u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -36,9 +36,10 @@ typedef struct {
      * when the reply is done, so the controller sees a new level's
      * effect in the very next period, however long the link's queue. */
     volatile apr_uint64_t level_arrived[QC_MAX_TREES + 1];
-    volatile apr_uint64_t responses;    /* completed, not rejected */
-    volatile apr_uint64_t bytes;        /* body bytes of those */
-    volatile apr_uint64_t level_responses[QC_MAX_TREES + 1]; /* by tree */
+    /* Completed, not rejected, and their body bytes, by the tree that
+     * served them; [0]: served from no tree (excluded, proxied, no trees
+     * configured).  Their sums are the class's (qc_cls_responses). */
+    volatile apr_uint64_t level_responses[QC_MAX_TREES + 1];
     volatile apr_uint64_t level_bytes[QC_MAX_TREES + 1];
     /* Requests decided on below the top level, by bucket of their
      * client's hash N (QC_BUCKETS in qc_level.h): how the load of a class
@@ -171,6 +172,18 @@ static APR_INLINE apr_uint64_t qc_cls_arrived(qc_class_shm_t *cs)
 static APR_INLINE apr_uint64_t qc_cls_rejected(qc_class_shm_t *cs)
 {
     return apr_atomic_read64(&cs->level_arrived[0]);
+}
+
+/* Sum of level counts c[0..QC_MAX_TREES], level_responses or _bytes. */
+static APR_INLINE apr_uint64_t qc_cls_sum(volatile apr_uint64_t *c)
+{
+    apr_uint64_t n = 0;
+    int k;
+
+    for (k = 0; k <= QC_MAX_TREES; k++) {
+        n += apr_atomic_read64(&c[k]);
+    }
+    return n;
 }
 
 #endif /* QC_SHM_H */

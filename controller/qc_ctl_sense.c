@@ -22,8 +22,8 @@ void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
     for (k = 0; k <= levels; k++) {
         c->larr[k] = apr_atomic_read64(&cs->level_arrived[k]);
     }
-    c->responses = apr_atomic_read64(&cs->responses);
-    c->bytes = apr_atomic_read64(&cs->bytes);
+    c->responses = qc_cls_sum(cs->level_responses);
+    c->bytes = qc_cls_sum(cs->level_bytes);
     for (k = 1; k <= levels; k++) {
         c->lresp[k] = apr_atomic_read64(&cs->level_responses[k]);
         c->lbytes[k] = apr_atomic_read64(&cs->level_bytes[k]);

@@ -557,6 +557,7 @@ int qc_log(request_rec *r)
     const qc_request_t *last_rq;
     request_rec *last = r;
     apr_uint64_t bytes;
+    unsigned k;
 
     if (!qc_rt.shm || r->main) {
         return DECLINED;
@@ -579,12 +580,9 @@ int qc_log(request_rec *r)
     }
     bytes = (apr_uint64_t)last->bytes_sent;
     cs = &c->slot->cls[rq->cls];
-    apr_atomic_inc64(&cs->responses);
-    apr_atomic_add64(&cs->bytes, bytes);
     last_rq = qc_note(last);
-    if (last_rq && last_rq->served_level) {
-        apr_atomic_inc64(&cs->level_responses[last_rq->served_level]);
-        apr_atomic_add64(&cs->level_bytes[last_rq->served_level], bytes);
-    }
+    k = last_rq ? last_rq->served_level : 0;
+    apr_atomic_inc64(&cs->level_responses[k]);
+    apr_atomic_add64(&cs->level_bytes[k], bytes);
     return DECLINED;
 }

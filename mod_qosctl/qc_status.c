@@ -73,8 +73,8 @@ static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
 
     v->arrived = (double)qc_cls_arrived(cs);
     v->rejected = (double)qc_cls_rejected(cs);
-    v->responses = (double)apr_atomic_read64(&cs->responses);
-    v->bytes = (double)apr_atomic_read64(&cs->bytes);
+    v->responses = (double)qc_cls_sum(cs->level_responses);
+    v->bytes = (double)qc_cls_sum(cs->level_bytes);
     v->m = c->fixed_set ? c->fixed_level
                         : qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
     v->m_own = qc_rd(&cs->m_own_bits);

@@ -53,8 +53,6 @@ static double plant_period(qc_class_shm_t *cs, const plant_t *pl,
         double n = pl->r * frac[k] * dt;
 
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n);
-        apr_atomic_add64(&cs->responses, (apr_uint64_t)n);
-        apr_atomic_add64(&cs->bytes, (apr_uint64_t)(n * pl->x[k]));
         apr_atomic_add64(&cs->level_responses[k], (apr_uint64_t)n);
         apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(n * pl->x[k]));
         u += (TRUE_A + TRUE_B * pl->x[k]) * n / dt;
@@ -257,8 +255,6 @@ static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
             n = (apr_uint64_t)(lq->logged[k] + h->sent[k] - before)
                 - (apr_uint64_t)lq->logged[k];
             lq->logged[k] += h->sent[k] - before;
-            apr_atomic_add64(&cs->responses, n);
-            apr_atomic_add64(&cs->bytes, (apr_uint64_t)(n * pl->x[k]));
             apr_atomic_add64(&cs->level_responses[k], n);
             apr_atomic_add64(&cs->level_bytes[k],
                              (apr_uint64_t)(n * pl->x[k]));

@@ -70,8 +70,6 @@ static double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
     for (k = 1; k <= 2; k++) {
         apr_uint64_t c = (apr_uint64_t)(n[k] * done);
 
-        apr_atomic_add64(&cs->responses, c);
-        apr_atomic_add64(&cs->bytes, (apr_uint64_t)(c * BYTES));
         apr_atomic_add64(&cs->level_responses[k], c);
         apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(c * BYTES));
     }
