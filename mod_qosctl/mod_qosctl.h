@@ -89,6 +89,11 @@ struct qc_server_conf {
     apr_uint32_t top_fx;
     size_t tree_len[QC_MAX_TREES];
     size_t tree_maxlen;
+    /* The server's DocumentRoot, and each tree's directory below it:
+     * a request under that root names its file with one copy. */
+    const char *docroot;
+    size_t docroot_len;
+    const char *tree_path[QC_MAX_TREES];
     const char *level_names[QC_MAX_TREES + 1];  /* "k/M", QOSCTL_LEVEL */
     qc_slot_t *slot;
     const char *key;

@@ -42,6 +42,14 @@ APLOG_USE_MODULE(qosctl);
 #define qc_note(r) ((qc_request_t *) \
     ap_get_module_config((r)->request_config, &qosctl_module))
 
+/* A rare path kept out of line, so that its caller's common exit does
+ * not pay for its frame. */
+#if defined(__GNUC__)
+#define QC_RARE __attribute__((noinline))
+#else
+#define QC_RARE
+#endif
+
 /* The request the client sent, behind subrequests and redirects. */
 static request_rec *qc_initial(request_rec *r)
 {
@@ -409,7 +417,8 @@ static void qc_map_path(request_rec *r, const qc_server_conf *c,
                         qc_request_t *rq, const char *path, apr_size_t plen)
 {
     const char *root = ap_document_root(r);
-    apr_size_t rlen = strlen(root);
+    int own_root = root == c->docroot;   /* not one set per request */
+    apr_size_t rlen = own_root ? c->docroot_len : strlen(root);
     apr_status_t rv;
     char *fn;
     unsigned k;
@@ -417,11 +426,18 @@ static void qc_map_path(request_rec *r, const qc_server_conf *c,
     /* One buffer for every tree tried; the lengths are known, so no
      * apr_pstrcat measuring them again on every request. */
     fn = apr_palloc(r->pool, rlen + c->tree_maxlen + plen + 1);
-    memcpy(fn, root, rlen);
+    if (!own_root) {
+        memcpy(fn, root, rlen);
+    }
     for (k = rq->level; ; k++) {
         apr_size_t tlen = c->tree_len[k - 1];
 
-        memcpy(fn + rlen, c->trees[k - 1], tlen);
+        if (own_root) {
+            memcpy(fn, c->tree_path[k - 1], rlen + tlen);
+        }
+        else {
+            memcpy(fn + rlen, c->trees[k - 1], tlen);
+        }
         memcpy(fn + rlen + tlen, path, plen + 1);
         if (k == c->levels) {
             break;
@@ -459,7 +475,7 @@ int qc_map(request_rec *r)
     if (ulen > QC_MAX_URI) {
         return HTTP_REQUEST_URI_TOO_LARGE;
     }
-    if (!qc_uri_confined(r->uri, ulen)) {
+    if (!qc_uri_confined_len(r->uri, ulen)) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
                       "QosCtl: refusing URI that would leave its content "
                       "tree: %s", r->uri);
@@ -506,7 +522,7 @@ static const char *qc_docroot_path(request_rec *r, const qc_server_conf *c)
  * is moved into the decided tree; anything else (a proxy, an Alias
  * elsewhere) learns its level only from QOSCTL_LEVEL or X-QosCtl-Level.
  */
-int qc_map_other(request_rec *r)
+static QC_RARE int qc_map_unmapped(request_rec *r)
 {
     qc_server_conf *c;
     qc_request_t *rq;
@@ -514,17 +530,11 @@ int qc_map_other(request_rec *r)
     apr_size_t plen;
     int rv;
 
-    if (!qc_rt.shm) {
-        return DECLINED;
-    }
     if (!(rq = qc_note(r))) {
         if ((rv = qc_decide(r)) != DECLINED) {
             return rv;
         }
         rq = qc_note(r);
-    }
-    else if (rq->served_level) {
-        return DECLINED;        /* qc_map put it in its tree */
     }
     c = qc_sconf(r->server);
     /* A proxied backend is told every level, the top too, so that a
@@ -539,7 +549,7 @@ int qc_map_other(request_rec *r)
     }
     path = qc_docroot_path(r, c);
     plen = path ? strlen(path) : 0;
-    if (plen == 0 || !qc_uri_confined(path, plen)) {
+    if (!qc_uri_confined_len(path, plen)) {
         rq->served_level = rq->level;     /* what the application is told */
         return DECLINED;
     }
@@ -547,6 +557,17 @@ int qc_map_other(request_rec *r)
     r->finfo.filetype = APR_NOFILE;
     qc_map_path(r, c, rq, path, plen);
     return DECLINED;
+}
+
+int qc_map_other(request_rec *r)
+{
+    const qc_request_t *rq;
+
+    /* A request qc_map put in its tree: nearly all of them. */
+    if (!qc_rt.shm || ((rq = qc_note(r)) && rq->served_level)) {
+        return DECLINED;
+    }
+    return qc_map_unmapped(r);
 }
 
 int qc_log(request_rec *r)

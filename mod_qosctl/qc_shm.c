@@ -16,6 +16,7 @@
 
 #include "httpd.h"
 #include "http_config.h"
+#include "http_core.h"
 #include "http_log.h"
 #include "apr_shm.h"
 #include "apr_strings.h"
@@ -135,12 +136,19 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s,
     c->top_fx = qc_level_to_fx(c->levels, c->levels);
     c->fixed_fx = c->fixed_set ? qc_level_to_fx(c->fixed_level, c->levels)
                                : c->top_fx;
+    c->docroot = ((core_server_config *)
+                  ap_get_core_module_config(s->module_config))
+                 ->ap_document_root;
+    c->docroot_len = c->docroot ? strlen(c->docroot) : 0;
     c->tree_maxlen = 0;
     for (i = 0; i < c->ntrees; i++) {
         c->tree_len[i] = strlen(c->trees[i]);
         if (c->tree_len[i] > c->tree_maxlen) {
             c->tree_maxlen = c->tree_len[i];
         }
+        c->tree_path[i] = c->docroot ? apr_pstrcat(p, c->docroot,
+                                                   c->trees[i], NULL)
+                                     : NULL;
     }
     for (i = 0; i <= c->levels; i++) {
         c->level_names[i] = apr_psprintf(p, "%u/%u", i, c->levels);
