@@ -157,24 +157,8 @@ static APR_INLINE double qc_bitsd(apr_uint64_t v)
     return x.d;
 }
 
-/* Requests a class has seen (sum over trees) and those rejected. */
-static APR_INLINE apr_uint64_t qc_cls_arrived(qc_class_shm_t *cs)
-{
-    apr_uint64_t n = 0;
-    int k;
-
-    for (k = 0; k <= QC_MAX_TREES; k++) {
-        n += apr_atomic_read64(&cs->level_arrived[k]);
-    }
-    return n;
-}
-
-static APR_INLINE apr_uint64_t qc_cls_rejected(qc_class_shm_t *cs)
-{
-    return apr_atomic_read64(&cs->level_arrived[0]);
-}
-
-/* Sum of level counts c[0..QC_MAX_TREES], level_responses or _bytes. */
+/* Sum of level counts c[0..QC_MAX_TREES]: level_arrived, _responses or
+ * _bytes. */
 static APR_INLINE apr_uint64_t qc_cls_sum(volatile apr_uint64_t *c)
 {
     apr_uint64_t n = 0;
@@ -184,6 +168,17 @@ static APR_INLINE apr_uint64_t qc_cls_sum(volatile apr_uint64_t *c)
         n += apr_atomic_read64(&c[k]);
     }
     return n;
+}
+
+/* Requests a class has seen (sum over trees) and those rejected. */
+static APR_INLINE apr_uint64_t qc_cls_arrived(qc_class_shm_t *cs)
+{
+    return qc_cls_sum(cs->level_arrived);
+}
+
+static APR_INLINE apr_uint64_t qc_cls_rejected(qc_class_shm_t *cs)
+{
+    return apr_atomic_read64(&cs->level_arrived[0]);
 }
 
 #endif /* QC_SHM_H */
