@@ -18,6 +18,9 @@
  * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
+/* Saturated for longer than this, the load is the requests' own, of
+ * whatever tree they are served from (doc/control.md, point 15). */
+#define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
  * target: a loop holding the bound (doc/control.md, point 12). */
@@ -386,8 +389,10 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     /* A lowest tree whose cost the fit has not measured yet carries
      * everything, as far as rejecting is concerned: serving from it is
      * how its cost gets measured (a prior 10x high once rejected every
-     * request of a site whose snapshots cost next to nothing). */
-    if (cl->r > 0.0
+     * request of a site whose snapshots cost next to nothing).  Unless
+     * the resource stays saturated past any drain: a prior too high is
+     * never corrected by a saturated reading, which it predicts. */
+    if (cl->r > 0.0 && ctl->saturated_for <= QC_CTL_LOWEST_OWN
         && qc_rls_tree_uncertainty(&ctl->rls, levels - 1, cl->xbar[0])
            > QC_MEASURED) {
         *u1 -= 1e9;
@@ -398,15 +403,16 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 }
 
 /* Does rejecting help a loop holding `target` (r: its arrivals)?  Only
- * where the lowest
- * tree, at its measured and calibrated cost, cannot carry the load at
- * the target; where the fit's own cost of it, uncalibrated, exceeds
- * `own`, the share the requests keep whatever else loads the resource
- * (half the bound for best effort: qc_target_background), so that a
- * load the calibration cannot tell from theirs (another job's, with no
- * idle period to learn it from) never has a light load refused; and
- * where a 503 costs well under a page.  (No traffic: nothing to decide,
- * the PI's own rules hold.) */
+ * where the lowest tree, at its measured and calibrated cost, cannot
+ * carry the load at the target; where the fit's own cost of it,
+ * uncalibrated, exceeds `own` (at least the target, and at least the
+ * share the requests keep whatever else loads the resource: half the
+ * bound for best effort, qc_target_background), so that neither a
+ * calibration searched up while saturated nor a load the calibration
+ * cannot tell from theirs (another job's, with no idle period to learn
+ * it from) has a load refused that the lowest tree carries; and where
+ * a 503 costs well under a page.  (No traffic: nothing to decide, the
+ * PI's own rules hold.) */
 static int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
                            double u1, double target, double own)
 {
@@ -639,9 +645,16 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 
         qc_pi_hold_ceiling(&ctl->be, cap > m_b ? cap : m_b);
     }
+    /* Refusing asks the target for the offered load, not the drain's:
+     * a queue left by an overshoot is no load the lowest tree cannot
+     * carry.  And the fit's own cost must say so too: a calibration
+     * searched up while saturated is a lower bound of the load then,
+     * not a price of the lowest tree (doc/control.md, point 15). */
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
-                                             target, 0.5 * cfg->bound));
+                                             ctl->be_target,
+                                             fmax(ctl->be_target,
+                                                  0.5 * cfg->bound)));
     return qc_pi_output(&ctl->be);
 }
 
