@@ -385,7 +385,13 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
     *r += cl->r;
     qc_pi_level_utils(ctl->model.a_tree, ctl->model.b, ctl->model.c, cl->r,
                       cl->xbar, levels, u);
-    *u0 += u[0];
+    /* Nor does a 503 whose cost the fit has not measured cost anything:
+     * refusing is how it gets measured (on the link, a few dozen 503s
+     * in saturated periods fitted c at 4 times a page, and 10% of
+     * connections timed out at 1.1x what the lowest tree carries). */
+    if (qc_rls_c_uncertainty(&ctl->rls) <= QC_MEASURED) {
+        *u0 += u[0];
+    }
     /* A lowest tree whose cost the fit has not measured yet carries
      * everything, as far as rejecting is concerned: serving from it is
      * how its cost gets measured (a prior 10x high once rejected every

@@ -432,6 +432,13 @@ double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j)
     return rls->p[j][j] > 0.0 ? sqrt(rls->p[j][j]) / sd0 : 0.0;
 }
 
+double qc_rls_c_uncertainty(const qc_rls_t *rls)
+{
+    double sd0 = C_SD / NOISE_SD;
+
+    return rls->p[IC][IC] > 0.0 ? sqrt(rls->p[IC][IC]) / sd0 : 0.0;
+}
+
 double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
                                double bytes)
 {

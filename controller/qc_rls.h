@@ -126,6 +126,10 @@ double qc_rls_trace(const qc_rls_t *rls);
  */
 double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j);
 
+/* The same for c, the cost of a rejection: 1 until requests have been
+ * rejected. */
+double qc_rls_c_uncertainty(const qc_rls_t *rls);
+
 /*
  * The same for the cost of one request of tree j with replies of
  * `bytes` bytes (0: unknown, a_j alone): a_j + b bytes, the prediction
