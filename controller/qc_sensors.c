@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 
+#include "qc_linkrate.h"
 #include "qc_sensors.h"
 
 /*
@@ -286,6 +288,22 @@ int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
     return 0;
 }
 
+/* The least of the declared rate, a shaper's and the port's speed. */
+static double qc_link_rate(const qc_sensor_t *s)
+{
+    double rate = s->bits_per_s;
+    double shaper = s->ifindex > 0 ? qc_linkrate_shaper(s->ifindex) : -1.0;
+    double speed = qc_linkrate_speed(s->speed);
+
+    if (shaper > 0.0 && shaper < rate) {
+        rate = shaper;
+    }
+    if (speed > 0.0 && speed < rate) {
+        rate = speed;
+    }
+    return rate;
+}
+
 static double qc_link_sample(qc_sensor_t *s, double now)
 {
     char buf[64];
@@ -302,9 +320,10 @@ static double qc_link_sample(qc_sensor_t *s, double now)
     }
     fclose(f);
     bytes = strtoull(buf, NULL, 10);
+    s->rate_now = qc_link_rate(s);
     if (s->primed && now > s->prev_time && bytes >= s->prev_a) {
         u = (double)(bytes - s->prev_a) * 8.0
-            / (now - s->prev_time) / s->bits_per_s;
+            / (now - s->prev_time) / s->rate_now;
     }
     s->prev_a = bytes;
     s->prev_time = now;
@@ -319,10 +338,14 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
     snprintf(s->name, sizeof(s->name), "link %s", ifname);
     if (bits_per_s <= 0.0
         || snprintf(s->path, sizeof(s->path), "%s/%s/statistics/tx_bytes",
-                    sys_net, ifname) >= (int)sizeof(s->path)) {
+                    sys_net, ifname) >= (int)sizeof(s->path)
+        || snprintf(s->speed, sizeof(s->speed), "%s/%s/speed", sys_net,
+                    ifname) >= (int)sizeof(s->speed)) {
         return -1;
     }
     s->bits_per_s = bits_per_s;
+    s->rate_now = bits_per_s;
+    s->ifindex = (int)if_nametoindex(ifname);
     s->sample = qc_link_sample;
     return 0;
 }

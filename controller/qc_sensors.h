@@ -25,7 +25,10 @@ struct qc_sensor {
     double (*sample)(qc_sensor_t *s, double now);
     char path[256];             /* /proc/stat, tx_bytes, cgroup directory */
     char all_cpus[256];         /* cgroup: cpulist file of every CPU */
-    double bits_per_s;          /* link */
+    double bits_per_s;          /* link: as declared */
+    double rate_now;            /* link: what it can send (qc_linkrate.h) */
+    int ifindex;                /* link: 0 unknown */
+    char speed[256];            /* link: its speed file */
     double prev_time;
     unsigned long long prev_a, prev_b;
     int primed;
@@ -59,6 +62,9 @@ int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
 /*
  * Transmitted bytes/s of an interface over its rate, from
  * <sys_net>/<ifname>/statistics/tx_bytes (sys_net: /sys/class/net).
+ * The rate is the least of bits_per_s, the rate of a root tbf shaping
+ * the interface and the speed in <sys_net>/<ifname>/speed, read at
+ * every sample (rate_now): a shaper turned down is a smaller link.
  */
 int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
                         const char *ifname, double bits_per_s);

@@ -514,3 +514,48 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
     assert stale and resumed
     assert {c[2] for c in codes} == {b"full\n"}
     assert log.count("failing open") == 1
+
+
+@pytest.fixture
+def slowbed():
+    tb = qcharness.Testbed(prefix="qj%d" % (os.getpid() % 1000),
+                           rate="10mbit", clients=1).up()
+    yield tb
+    tb.cleanup()
+
+
+def test_a_shaper_below_the_declared_rate_is_the_link(slowbed):
+    """QosCtlResource link IF 1G on an interface a tbf shapes to 10
+    Mbit/s: the sensor divides by the shaper's rate, so an overload
+    reads as one and is degraded.  Divided by 1G, 3x the shaped link
+    read under 0.03 and nobody was degraded."""
+    tb = slowbed
+    sport = qcharness.free_port()
+    a = qcharness.Apache(netns=tb.server_ns, listen_addr=tb.server_addr,
+                         extra=BASE + (
+                             "QosCtlResource link %s 1G\n"
+                             "QosCtlLog ctl.tsv\n"
+                             "RemoteIPInternalProxy 10.213.0.0/16\n"
+                             "Listen 127.0.0.1:%d\n" % (tb.server_if, sport)))
+    link_site(a.docroot)
+    try:
+        a.start()
+        wait_for(lambda: a.get("/qosctl-status?format=json", port=sport,
+                               addr="127.0.0.1")[0] == 200)
+        # about 3x the 19 full-quality replies/s the shaper carries
+        result = qcharness.httperf_clients(tb.server_addr, a.port,
+                                           "/img.bin", 60, 12, clients=40,
+                                           timeout=5, netns=tb.client_ns[0])
+        doc = json.loads(a.get("/qosctl-status?format=json", port=sport,
+                               addr="127.0.0.1")[2])
+        rows = read_log(os.path.join(a.root, "ctl.tsv"))
+    finally:
+        a.cleanup()
+    basic = doc["vhosts"][0]["classes"]["basic"]
+    peak = max(r["U_measured"] for r in rows)
+    print("shaped at 10 Mbit/s, declared 1G: U up to %.3f; %d replies "
+          "from /degraded, %d errors of %d" % (
+              peak, basic["tree_responses"][0], result["errors"],
+              result["offered"]))
+    assert peak >= 0.5
+    assert basic["tree_responses"][0] > 0

@@ -1,0 +1,251 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * What a link can send: a root tbf's rate from an RTM_GETQDISC dump
+ * (messages built here as the kernel lays them out), the port's speed
+ * file, and the link sensor dividing by the least of them.
+ */
+
+#include <math.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/pkt_sched.h>
+
+#include "qc_linkrate.h"
+#include "qc_sensors.h"
+#include "qc_test.h"
+
+#define SEQ 42
+
+typedef struct {
+    long buf[1024];             /* aligned for nlmsghdr */
+    int len;
+} dump_t;
+
+/* Append an attribute of n bytes to the message h. */
+static struct rtattr *put_attr(struct nlmsghdr *h, unsigned short type,
+                               const void *data, size_t n)
+{
+    struct rtattr *a = (struct rtattr *)((char *)h
+                                         + NLMSG_ALIGN(h->nlmsg_len));
+
+    a->rta_type = type;
+    a->rta_len = (unsigned short)RTA_LENGTH(n);
+    if (n) {
+        memcpy(RTA_DATA(a), data, n);
+    }
+    h->nlmsg_len = NLMSG_ALIGN(h->nlmsg_len) + RTA_ALIGN(a->rta_len);
+    return a;
+}
+
+/* A qdisc message: kind, and for tbf a rate in bytes/s (and rate64). */
+static void put_qdisc(dump_t *d, unsigned seq, int ifindex,
+                      unsigned parent, const char *kind,
+                      unsigned rate, unsigned long long rate64)
+{
+    struct nlmsghdr *h = (struct nlmsghdr *)((char *)d->buf + d->len);
+    struct tcmsg *t = NLMSG_DATA(h);
+
+    memset(h, 0, NLMSG_SPACE(sizeof(*t)));
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(*t));
+    h->nlmsg_type = RTM_NEWQDISC;
+    h->nlmsg_flags = NLM_F_MULTI;
+    h->nlmsg_seq = seq;
+    t->tcm_ifindex = ifindex;
+    t->tcm_parent = parent;
+    put_attr(h, TCA_KIND, kind, strlen(kind) + 1);
+    if (strcmp(kind, "tbf") == 0) {
+        struct tc_tbf_qopt q;
+        struct rtattr *opts = put_attr(h, TCA_OPTIONS, NULL, 0);
+
+        memset(&q, 0, sizeof(q));
+        q.rate.rate = rate;
+        put_attr(h, TCA_TBF_PARMS, &q, sizeof(q));
+        if (rate64) {
+            put_attr(h, TCA_TBF_RATE64, &rate64, sizeof(rate64));
+        }
+        opts->rta_len = (unsigned short)((char *)h + h->nlmsg_len
+                                         - (char *)opts);
+    }
+    d->len += NLMSG_ALIGN(h->nlmsg_len);
+}
+
+static void put_done(dump_t *d, unsigned seq, unsigned short type)
+{
+    struct nlmsghdr *h = (struct nlmsghdr *)((char *)d->buf + d->len);
+
+    memset(h, 0, NLMSG_SPACE(sizeof(int)));
+    h->nlmsg_len = NLMSG_LENGTH(sizeof(int));
+    h->nlmsg_type = type;
+    h->nlmsg_seq = seq;
+    d->len += NLMSG_ALIGN(h->nlmsg_len);
+}
+
+/* The root tbf of the interface asked about, not another interface's
+ * nor a tbf further down the tree; the dump ends at NLMSG_DONE. */
+START_TEST(parse_takes_the_root_tbf_of_the_interface)
+{
+    static dump_t d;
+    double bits = -1.0;
+
+    memset(&d, 0, sizeof(d));
+    put_qdisc(&d, SEQ, 7, TC_H_ROOT, "tbf", 125000, 0);    /* 1 Mbit */
+    put_qdisc(&d, SEQ, 3, TC_H_ROOT, "tbf", 3125000, 0);   /* 25 Mbit */
+    put_qdisc(&d, SEQ, 3, 0x10000, "tbf", 1000, 0);
+    put_qdisc(&d, SEQ, 4, TC_H_ROOT, "noqueue", 0, 0);
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, d.len, SEQ, 3, &bits), 0);
+    ck_assert(fabs(bits - 25e6) < 1.0);
+    bits = -1.0;
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, d.len, SEQ, 4, &bits), 0);
+    ck_assert(bits < 0.0);
+    put_done(&d, SEQ, NLMSG_DONE);
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, d.len, SEQ, 5, &bits), 1);
+    ck_assert(bits < 0.0);
+}
+END_TEST
+
+/* Past 4 GB/s the kernel gives the rate in TCA_TBF_RATE64. */
+START_TEST(parse_prefers_rate64)
+{
+    static dump_t d;
+    double bits = -1.0;
+
+    memset(&d, 0, sizeof(d));
+    put_qdisc(&d, SEQ, 2, TC_H_ROOT, "tbf", 0xffffffffu,
+              10000000000ULL);
+    qc_linkrate_parse(d.buf, d.len, SEQ, 2, &bits);
+    ck_assert(fabs(bits - 80e9) < 1.0);
+}
+END_TEST
+
+/* Another request's leftovers are skipped; an error ends the dump. */
+START_TEST(parse_sequence_and_error)
+{
+    static dump_t d;
+    double bits = -1.0;
+
+    memset(&d, 0, sizeof(d));
+    put_qdisc(&d, SEQ - 1, 3, TC_H_ROOT, "tbf", 3125000, 0);
+    put_done(&d, SEQ - 1, NLMSG_DONE);
+    put_done(&d, SEQ, NLMSG_ERROR);
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, d.len, SEQ, 3, &bits), -1);
+    ck_assert(bits < 0.0);
+}
+END_TEST
+
+/* Lengths that lie never make it read past the buffer: a message cut
+ * short, an attribute longer than its message, options longer than
+ * their attribute. */
+START_TEST(parse_never_reads_past_the_reply)
+{
+    static dump_t d;
+    double bits = -1.0;
+    struct nlmsghdr *h = (struct nlmsghdr *)d.buf;
+    struct rtattr *a;
+    int full;
+
+    memset(&d, 0, sizeof(d));
+    put_qdisc(&d, SEQ, 3, TC_H_ROOT, "tbf", 3125000, 0);
+    full = d.len;
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, full - 8, SEQ, 3, &bits), 0);
+    ck_assert(bits < 0.0);
+    /* the options attribute claims more than the message holds */
+    a = (struct rtattr *)((char *)NLMSG_DATA(h)
+                          + NLMSG_ALIGN(sizeof(struct tcmsg)));
+    a = (struct rtattr *)((char *)a + RTA_ALIGN(a->rta_len));
+    ck_assert_int_eq(a->rta_type, TCA_OPTIONS);
+    a->rta_len = 0xfff0;
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, full, SEQ, 3, &bits), 0);
+    ck_assert(bits < 0.0);
+    /* a message shorter than a tcmsg */
+    memset(&d, 0, sizeof(d));
+    put_qdisc(&d, SEQ, 3, TC_H_ROOT, "tbf", 3125000, 0);
+    h->nlmsg_len = NLMSG_LENGTH(4);
+    ck_assert_int_eq(qc_linkrate_parse(d.buf, d.len, SEQ, 3, &bits), 0);
+    ck_assert(bits < 0.0);
+}
+END_TEST
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A port's speed file: Mbit/s; virtual ports say -1. */
+START_TEST(speed_file)
+{
+    char dir[] = "/tmp/qc-speed-XXXXXX";
+    char path[256];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/speed", dir);
+    write_file(path, "10000\n");
+    ck_assert(fabs(qc_linkrate_speed(path) - 1e10) < 1.0);
+    write_file(path, "-1\n");
+    ck_assert(qc_linkrate_speed(path) < 0.0);
+    write_file(path, "fast\n");
+    ck_assert(qc_linkrate_speed(path) < 0.0);
+    unlink(path);
+    ck_assert(qc_linkrate_speed(path) < 0.0);
+    rmdir(dir);
+}
+END_TEST
+
+/* The link sensor divides by the least of the declared rate and the
+ * port's speed: a 100 Mbit/s plan on a port that came back at 10 Mbit/s
+ * is saturated by 10 Mbit/s; a faster port changes nothing. */
+START_TEST(sensor_divides_by_the_least_rate)
+{
+    char dir[] = "/tmp/qc-net-XXXXXX";
+    char path[256], speed[256];
+    qc_sensor_t s;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/qcx9", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/qcx9/statistics", dir);
+    mkdir(path, 0755);
+    snprintf(speed, sizeof(speed), "%s/qcx9/speed", dir);
+    write_file(speed, "10000\n");
+    snprintf(path, sizeof(path), "%s/qcx9/statistics/tx_bytes", dir);
+    write_file(path, "0\n");
+    ck_assert_int_eq(qc_sensor_link_init(&s, dir, "qcx9", 100e6), 0);
+    s.sample(&s, 1.0);
+    write_file(path, "1250000\n");              /* 10 Mbit in 1 s */
+    ck_assert(fabs(s.sample(&s, 2.0) - 0.1) < 1e-9);
+    ck_assert(fabs(s.rate_now - 100e6) < 1.0);
+    write_file(speed, "10\n");
+    write_file(path, "2500000\n");
+    ck_assert(fabs(s.sample(&s, 3.0) - 1.0) < 1e-9);
+    ck_assert(fabs(s.rate_now - 10e6) < 1.0);
+    unlink(speed);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/qcx9/statistics", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/qcx9", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("qc_linkrate");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, parse_takes_the_root_tbf_of_the_interface);
+    tcase_add_test(tc, parse_prefers_rate64);
+    tcase_add_test(tc, parse_sequence_and_error);
+    tcase_add_test(tc, parse_never_reads_past_the_reply);
+    tcase_add_test(tc, speed_file);
+    tcase_add_test(tc, sensor_divides_by_the_least_rate);
+    suite_add_tcase(s, tc);
+    return qc_test_run(s);
+}
