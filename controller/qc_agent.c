@@ -64,12 +64,6 @@ double qc_agent_smooth(double prev, double target, double dt, double tau)
     return prev + (target - prev) * (1.0 - exp(-dt / tau));
 }
 
-double qc_agent_tau(double prev, double target, double period)
-{
-    return (target < prev ? QC_AGENT_TAU_DOWN_PERIODS
-            : QC_AGENT_TAU_PERIODS) * period;
-}
-
 size_t qc_agent_format(const qc_agent_view_t *v, int w, char *buf,
                        size_t len)
 {

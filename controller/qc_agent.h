@@ -72,16 +72,8 @@ int qc_agent_weight(const qc_agent_view_t *v);
  */
 double qc_agent_smooth(double prev, double target, double dt, double tau);
 
-/* Time constant of that filter, in control periods: 5 on the way up,
- * 1 on the way down.  A server that loses capacity (a link cut to a
- * quarter) sheds load within a few periods; the way back is slow, so
- * the load HAProxy returns to it cannot overshoot into a swing. */
+/* Time constant of that filter, in control periods. */
 #define QC_AGENT_TAU_PERIODS 5.0
-#define QC_AGENT_TAU_DOWN_PERIODS 1.0
-
-/* The time constant, in seconds, for a move from prev to target with
- * control period `period` seconds. */
-double qc_agent_tau(double prev, double target, double period);
 
 /* The reply line, "55% maxconn:150\n", for weight w (qc_agent_weight,
  * perhaps smoothed), NUL-terminated in buf; returns its length (0 when

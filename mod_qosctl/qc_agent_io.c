@@ -222,11 +222,10 @@ static void qc_agent_answer(int fd, server_rec *s)
         }
         qc_agent_view(&v, NULL, &scope);
     }
-    w = qc_agent_weight(&v);
     qc_agent_last[scope] = qc_agent_smooth(
-        qc_agent_last[scope], w,
+        qc_agent_last[scope], qc_agent_weight(&v),
         (double)(now - qc_agent_when[scope]) / APR_USEC_PER_SEC,
-        qc_agent_tau(qc_agent_last[scope], w, qc_rt.main->period));
+        QC_AGENT_TAU_PERIODS * qc_rt.main->period);
     qc_agent_when[scope] = now;
     w = (int)(qc_agent_last[scope] + 0.5);
     len = qc_agent_format(&v, w, out, sizeof(out));
