@@ -447,23 +447,37 @@ def linkbed():
     tb.cleanup()
 
 
-def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
-    tb = linkbed
+def shaped_apache(tb, rate, extra=""):
+    """A private Apache in the testbed's server namespace, its link
+    declared at `rate`, logging its periods to ctl.tsv, with the
+    status page on a loopback port of its own; and a function that
+    reads that page's JSON."""
     sport = qcharness.free_port()
     a = qcharness.Apache(netns=tb.server_ns, listen_addr=tb.server_addr,
                          extra=BASE + (
-                             "QosCtlResource link %s 100M\n"
-                             "QosCtlModel 0.02 0.08 0.01\n"
-                             "QosCtlLog ctl.tsv\nLogLevel qosctl:info\n"
+                             "QosCtlResource link %s %s\n%s"
+                             "QosCtlLog ctl.tsv\n"
                              "RemoteIPInternalProxy 10.213.0.0/16\n"
-                             "Listen 127.0.0.1:%d\n" % (tb.server_if, sport)))
+                             "Listen 127.0.0.1:%d\n" % (tb.server_if, rate,
+                                                        extra, sport)))
     link_site(a.docroot)
+    a.status_port = sport
+    return a, lambda: json.loads(a.get("/qosctl-status?format=json",
+                                       port=sport, addr="127.0.0.1")[2])
+
+
+def start_shaped(a):
+    a.start()
+    wait_for(lambda: a.get("/qosctl-status?format=json", port=a.status_port,
+                           addr="127.0.0.1")[0] == 200)
+
+
+def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
+    tb = linkbed
+    a, status = shaped_apache(tb, "100M", "QosCtlModel 0.02 0.08 0.01\n"
+                              "LogLevel qosctl:info\n")
     try:
-        a.start()
-        wait_for(lambda: a.get("/qosctl-status?format=json", port=sport,
-                               addr="127.0.0.1")[0] == 200)
-        status = lambda: json.loads(a.get("/qosctl-status?format=json",
-                                          port=sport, addr="127.0.0.1")[2])
+        start_shaped(a)
         # 3x what the link carries at full quality (~48 replies/s),
         # from 40 client addresses so the hash can split them.
         rate, seconds = 570, 24
@@ -530,24 +544,14 @@ def test_a_shaper_below_the_declared_rate_is_the_link(slowbed):
     reads as one and is degraded.  Divided by 1G, 3x the shaped link
     read under 0.03 and nobody was degraded."""
     tb = slowbed
-    sport = qcharness.free_port()
-    a = qcharness.Apache(netns=tb.server_ns, listen_addr=tb.server_addr,
-                         extra=BASE + (
-                             "QosCtlResource link %s 1G\n"
-                             "QosCtlLog ctl.tsv\n"
-                             "RemoteIPInternalProxy 10.213.0.0/16\n"
-                             "Listen 127.0.0.1:%d\n" % (tb.server_if, sport)))
-    link_site(a.docroot)
+    a, status = shaped_apache(tb, "1G")
     try:
-        a.start()
-        wait_for(lambda: a.get("/qosctl-status?format=json", port=sport,
-                               addr="127.0.0.1")[0] == 200)
+        start_shaped(a)
         # about 3x the 19 full-quality replies/s the shaper carries
         result = qcharness.httperf_clients(tb.server_addr, a.port,
                                            "/img.bin", 60, 12, clients=40,
                                            timeout=5, netns=tb.client_ns[0])
-        doc = json.loads(a.get("/qosctl-status?format=json", port=sport,
-                               addr="127.0.0.1")[2])
+        doc = status()
         rows = read_log(os.path.join(a.root, "ctl.tsv"))
     finally:
         a.cleanup()

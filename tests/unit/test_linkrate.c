@@ -2,20 +2,18 @@
 
 /*
  * What a link can send: a root tbf's rate from an RTM_GETQDISC dump
- * (messages built here as the kernel lays them out), the port's speed
- * file, and the link sensor dividing by the least of them.
+ * (messages built here as the kernel lays them out) and the port's
+ * speed file.  The link sensor's use of them: test_sensors.
  */
 
 #include <math.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/pkt_sched.h>
 
 #include "qc_linkrate.h"
-#include "qc_sensors.h"
 #include "qc_test.h"
 
 #define SEQ 42
@@ -198,43 +196,6 @@ START_TEST(speed_file)
 }
 END_TEST
 
-/* The link sensor divides by the least of the declared rate and the
- * port's speed: a 100 Mbit/s plan on a port that came back at 10 Mbit/s
- * is saturated by 10 Mbit/s; a faster port changes nothing. */
-START_TEST(sensor_divides_by_the_least_rate)
-{
-    char dir[] = "/tmp/qc-net-XXXXXX";
-    char path[256], speed[256];
-    qc_sensor_t s;
-
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/qcx9", dir);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/qcx9/statistics", dir);
-    mkdir(path, 0755);
-    snprintf(speed, sizeof(speed), "%s/qcx9/speed", dir);
-    write_file(speed, "10000\n");
-    snprintf(path, sizeof(path), "%s/qcx9/statistics/tx_bytes", dir);
-    write_file(path, "0\n");
-    ck_assert_int_eq(qc_sensor_link_init(&s, dir, "qcx9", 100e6), 0);
-    s.sample(&s, 1.0);
-    write_file(path, "1250000\n");              /* 10 Mbit in 1 s */
-    ck_assert(fabs(s.sample(&s, 2.0) - 0.1) < 1e-9);
-    ck_assert(fabs(s.rate_now - 100e6) < 1.0);
-    write_file(speed, "10\n");
-    write_file(path, "2500000\n");
-    ck_assert(fabs(s.sample(&s, 3.0) - 1.0) < 1e-9);
-    ck_assert(fabs(s.rate_now - 10e6) < 1.0);
-    unlink(speed);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/qcx9/statistics", dir);
-    rmdir(path);
-    snprintf(path, sizeof(path), "%s/qcx9", dir);
-    rmdir(path);
-    rmdir(dir);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("qc_linkrate");
@@ -245,7 +206,6 @@ int main(void)
     tcase_add_test(tc, parse_sequence_and_error);
     tcase_add_test(tc, parse_never_reads_past_the_reply);
     tcase_add_test(tc, speed_file);
-    tcase_add_test(tc, sensor_divides_by_the_least_rate);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
 }

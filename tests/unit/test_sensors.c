@@ -80,18 +80,44 @@ START_TEST(test_cpu_sensor_counts_only_allowed_cpus)
 }
 END_TEST
 
+/* dir/ifname/statistics/ under a fresh temporary dir (a sys_net:
+ * QC_NET_DIR); in tx the path of its tx_bytes, holding "0". */
+#define QC_NET_DIR "/tmp/qc-net-XXXXXX"
+
+static void fake_interface(char *dir, const char *ifname, char *tx,
+                           size_t len)
+{
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(tx, len, "%s/%s", dir, ifname);
+    mkdir(tx, 0755);
+    snprintf(tx, len, "%s/%s/statistics", dir, ifname);
+    mkdir(tx, 0755);
+    snprintf(tx, len, "%s/%s/statistics/tx_bytes", dir, ifname);
+    write_file(tx, "0\n");
+}
+
+static void drop_interface(const char *dir, const char *ifname)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/%s/statistics/tx_bytes", dir, ifname);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s/speed", dir, ifname);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s/statistics", dir, ifname);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/%s", dir, ifname);
+    rmdir(path);
+    rmdir(dir);
+}
+
 START_TEST(test_link_sensor_and_maximum)
 {
-    char dir[] = "/tmp/qc-net-XXXXXX";
+    char dir[] = QC_NET_DIR;
     char path[256];
     qc_sensor_t s[2];
 
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/eth9", dir);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/eth9/statistics", dir);
-    mkdir(path, 0755);
-    snprintf(path, sizeof(path), "%s/eth9/statistics/tx_bytes", dir);
+    fake_interface(dir, "eth9", path, sizeof(path));
     write_file(path, "1000000\n");
     ck_assert_int_eq(qc_sensor_link_init(&s[0], dir, "eth9", 100e6), 0);
     ck_assert_str_eq(s[0].name, "link eth9");
@@ -113,11 +139,33 @@ START_TEST(test_link_sensor_and_maximum)
     ck_assert(NEAR(s[0].sample(&s[0], 14.0), 0.5));
     unlink(path);
     ck_assert(qc_sensors_max(s, 2, 15.0) < 0.0);
-    snprintf(path, sizeof(path), "%s/eth9/statistics", dir);
-    rmdir(path);
-    snprintf(path, sizeof(path), "%s/eth9", dir);
-    rmdir(path);
-    rmdir(dir);
+    drop_interface(dir, "eth9");
+}
+END_TEST
+
+/* The link sensor divides by the least of the declared rate and the
+ * port's speed (and a root tbf's: qc_linkrate.h, tests/integration): a
+ * 100 Mbit/s plan on a port that came back at 10 Mbit/s is saturated by
+ * 10 Mbit/s; a faster port changes nothing. */
+START_TEST(test_link_sensor_divides_by_the_least_rate)
+{
+    char dir[] = QC_NET_DIR;
+    char path[256], speed[256];
+    qc_sensor_t s;
+
+    fake_interface(dir, "qcx9", path, sizeof(path));
+    snprintf(speed, sizeof(speed), "%s/qcx9/speed", dir);
+    write_file(speed, "10000\n");
+    ck_assert_int_eq(qc_sensor_link_init(&s, dir, "qcx9", 100e6), 0);
+    s.sample(&s, 1.0);
+    write_file(path, "1250000\n");              /* 10 Mbit in 1 s */
+    ck_assert(NEAR(s.sample(&s, 2.0), 0.1));
+    ck_assert(fabs(s.rate_now - 100e6) < 1.0);
+    write_file(speed, "10\n");
+    write_file(path, "2500000\n");
+    ck_assert(NEAR(s.sample(&s, 3.0), 1.0));
+    ck_assert(fabs(s.rate_now - 10e6) < 1.0);
+    drop_interface(dir, "qcx9");
 }
 END_TEST
 
@@ -399,6 +447,7 @@ int main(void)
 
     tcase_add_test(tc, test_cpu_sensor_counts_only_allowed_cpus);
     tcase_add_test(tc, test_link_sensor_and_maximum);
+    tcase_add_test(tc, test_link_sensor_divides_by_the_least_rate);
     tcase_add_test(tc, test_cpulist_sensor);
     tcase_add_test(tc, test_cpu_offline_between_samples_is_unknown);
     tcase_add_test(tc, test_cpu_counter_backwards_is_unknown);
