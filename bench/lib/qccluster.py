@@ -187,6 +187,15 @@ def tx_bytes(srv):
     return qcbench.tx_bytes_of(srv.pid, srv.tb.server_if)
 
 
+def rejected(srv):
+    """Requests a mod_qosctl backend's measured host refused so far
+    (its 503s), or None."""
+    try:
+        return float(srv.counters()["rejected"])
+    except (RuntimeError, KeyError, TypeError, ValueError):
+        return None
+
+
 def tree_counts(srv):
     """(degraded, full) replies so far of a mod_qosctl backend's
     measured host, or None."""
