@@ -411,9 +411,9 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 /* Does rejecting help a loop holding `target` (r: its arrivals)?  Only
  * where the lowest tree, at its measured and calibrated cost, cannot
  * carry the load at the target; where the fit's own cost of it,
- * uncalibrated, exceeds `own` (at least the target, and at least the
- * share the requests keep whatever else loads the resource: half the
- * bound for best effort, qc_target_background), so that neither a
+ * uncalibrated, exceeds the target too, and `own`, the share the
+ * requests keep whatever else loads the resource (half the bound for
+ * best effort: qc_target_background), so that neither a
  * calibration searched up while saturated nor a load the calibration
  * cannot tell from theirs (another job's, with no idle period to learn
  * it from) has a load refused that the lowest tree carries; and where
@@ -423,7 +423,7 @@ static int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
                            double u1, double target, double own)
 {
     return r <= 0.0
-           || (ctl->calib.k * u1 > target && u1 > own
+           || (ctl->calib.k * u1 > target && u1 > fmax(own, target)
                && u0 < QC_REJECT_SAVES * u1);
 }
 
@@ -659,8 +659,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
                                              ctl->be_target,
-                                             fmax(ctl->be_target,
-                                                  0.5 * cfg->bound)));
+                                             0.5 * cfg->bound));
     return qc_pi_output(&ctl->be);
 }
 

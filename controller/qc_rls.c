@@ -424,19 +424,22 @@ void qc_rls_limit_d(qc_rls_t *rls, double d_max)
     }
 }
 
+/* Parameter i's standard error over its prior standard deviation. */
+static double rls_uncertainty(const qc_rls_t *rls, int i)
+{
+    double sd0 = prior_sd(i) / NOISE_SD;
+
+    return rls->p[i][i] > 0.0 ? sqrt(rls->p[i][i]) / sd0 : 0.0;
+}
+
 double qc_rls_a_uncertainty(const qc_rls_t *rls, unsigned j)
 {
-    double sd0 = A_SD / NOISE_SD;
-
-    j = j < NT ? j : NT - 1;
-    return rls->p[j][j] > 0.0 ? sqrt(rls->p[j][j]) / sd0 : 0.0;
+    return rls_uncertainty(rls, (int)(j < NT ? j : NT - 1));
 }
 
 double qc_rls_c_uncertainty(const qc_rls_t *rls)
 {
-    double sd0 = C_SD / NOISE_SD;
-
-    return rls->p[IC][IC] > 0.0 ? sqrt(rls->p[IC][IC]) / sd0 : 0.0;
+    return rls_uncertainty(rls, IC);
 }
 
 double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
