@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import socket
+import subprocess
 import threading
 import time
 
@@ -538,12 +539,29 @@ def slowbed():
     tb.cleanup()
 
 
-def test_a_shaper_below_the_declared_rate_is_the_link(slowbed):
-    """QosCtlResource link IF 1G on an interface a tbf shapes to 10
-    Mbit/s: the sensor divides by the shaper's rate, so an overload
-    reads as one and is degraded.  Divided by 1G, 3x the shaped link
-    read under 0.03 and nobody was degraded."""
+def shape_with_htb(tb, rate):
+    """The server's link shaped by an htb instead of the testbed's tbf,
+    as an admin sharing a port between tenants would: one top-level
+    class at `rate`, its traffic in the default class below it."""
+    for args in (["qdisc", "replace", "dev", tb.server_if, "root",
+                  "handle", "1:", "htb", "default", "10"],
+                 ["class", "add", "dev", tb.server_if, "parent", "1:",
+                  "classid", "1:1", "htb", "rate", rate, "ceil", rate],
+                 ["class", "add", "dev", tb.server_if, "parent", "1:1",
+                  "classid", "1:10", "htb", "rate", rate, "ceil", rate]):
+        subprocess.run(["tc", "-n", tb.server_ns] + args, check=True,
+                       capture_output=True, timeout=10)
+
+
+@pytest.mark.parametrize("shaper", ["tbf", "htb"])
+def test_a_shaper_below_the_declared_rate_is_the_link(slowbed, shaper):
+    """QosCtlResource link IF 1G on an interface a tbf (or an htb) shapes
+    to 10 Mbit/s: the sensor divides by the shaper's rate, so an
+    overload reads as one and is degraded.  Divided by 1G, 3x the shaped
+    link read under 0.03 and nobody was degraded."""
     tb = slowbed
+    if shaper == "htb":
+        shape_with_htb(tb, "10mbit")
     a, status = shaped_apache(tb, "1G")
     try:
         start_shaped(a)
