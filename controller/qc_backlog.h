@@ -44,13 +44,23 @@ long qc_backlog_read(qc_backlog_t *b);
  */
 long qc_backlog_read_limit(qc_backlog_t *b, long *limit);
 
+/*
+ * Bytes that httpd's connections on those ports have written and the
+ * clients not yet acknowledged: what waits in socket buffers and the
+ * link's queue (`ss -t` Send-Q, summed), or -1 when unknown.  On a
+ * saturated link it is the backlog the link has to send; its growth
+ * over a period is load beyond what the link carried.
+ */
+long qc_backlog_read_sendq(qc_backlog_t *b);
+
 void qc_backlog_close(qc_backlog_t *b);
 
 #ifdef __linux__
 /*
  * One recv()'s worth of a sock_diag dump (len bytes at buf, aligned for
- * struct nlmsghdr): adds the matching listeners' queues to *sum and
- * their limits to *limit.  1: the dump is done, 0: more to read, -1: the
+ * struct nlmsghdr): adds the matching sockets' receive queues to *sum
+ * and their send queues to *limit (a listener's are its accept queue
+ * and its limit).  1: the dump is done, 0: more to read, -1: the
  * kernel answered an error.  Never reads past len, whatever the
  * messages' lengths say.
  */

@@ -98,6 +98,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->floor_cur = -1.0;
     ctl->floor_prev = -1.0;
     ctl->queued = -1;
+    ctl->sent_backlog = -1.0;
+    ctl->prev_sent_backlog = -1.0;
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);
     qc_ctl_log_init(ctl, p);
@@ -127,6 +129,11 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
     ctl->valved = 0;
     qc_ctl_save_state(ctl);
     qc_ctl_publish(ctl, now_us);
+}
+
+void qc_ctl_set_sent_backlog(qc_ctl_t *ctl, double seconds)
+{
+    ctl->sent_backlog = seconds;
 }
 
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)

@@ -114,6 +114,11 @@ typedef struct {
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
+    /* The link's measured backlog (qc_ctl_set_sent_backlog), seconds of
+     * its time, < 0 unknown; at the period before; and saturated
+     * periods in a row at the lowest tree in which it grew. */
+    double sent_backlog, prev_sent_backlog;
+    unsigned overflow;
     /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
      * the lowest trees at the last tick and when the run began, and its
      * length; the rate of those the levels are expected to decide; the
@@ -159,6 +164,14 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
  */
 void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                  apr_int64_t now_us);
+
+/*
+ * Before a step: what the link has yet to send, in seconds of its time
+ * (qc_backlog_read_sendq over the rate; < 0: unknown, as when the
+ * resource is no link).  Its growth while everyone is at the lowest
+ * tree shows a load that tree cannot carry (doc/control.md, point 18).
+ */
+void qc_ctl_set_sent_backlog(qc_ctl_t *ctl, double seconds);
 
 /*
  * One tick within a period: dt seconds since the last tick, u_tick the

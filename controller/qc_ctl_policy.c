@@ -21,6 +21,12 @@
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, point 15). */
 #define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
+/* The link's measured backlog growing by more than this share of a
+ * period, in this many saturated periods in a row with everyone at the
+ * lowest tree: a load that tree cannot carry (point 18). */
+#define QC_CTL_OVERFLOW_GROWTH 0.05
+#define QC_CTL_OVERFLOW_PERIODS 2
+
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
  * target: a loop holding the bound (doc/control.md, point 12). */
@@ -60,6 +66,12 @@
 
 /* The fitted background at or over the bound: say so.  The loops do
  * not shed it: the calibration takes it out of the requests' share. */
+
+/* A load the lowest tree cannot carry, measured (qc_note_overflow). */
+static int qc_overflowing(const qc_ctl_t *ctl)
+{
+    return ctl->overflow >= QC_CTL_OVERFLOW_PERIODS;
+}
 
 /* The fewest trees of a host a loop drives (busy: one with traffic in
  * the last period); 0 for none. */
@@ -399,6 +411,7 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
      * the resource stays saturated past any drain: a prior too high is
      * never corrected by a saturated reading, which it predicts. */
     if (cl->r > 0.0 && ctl->saturated_for <= QC_CTL_LOWEST_OWN
+        && !qc_overflowing(ctl)
         && qc_rls_tree_uncertainty(&ctl->rls, levels - 1, cl->xbar[0])
            > QC_MEASURED) {
         *u1 -= 1e9;
@@ -422,8 +435,11 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 static int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
                            double u1, double target, double own)
 {
+    /* The link's queue growing at the lowest tree measures what the
+     * prices could only bound: that tree's load is over the link's. */
     return r <= 0.0
-           || (ctl->calib.k * u1 > target && u1 > fmax(own, target)
+           || ((qc_overflowing(ctl)
+                || (ctl->calib.k * u1 > target && u1 > fmax(own, target)))
                && u0 < QC_REJECT_SAVES * u1);
 }
 
@@ -730,7 +746,31 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
         ctl->saturated_for = 0.0;
     }
     return ctl->backlog > QC_CTL_BACKLOG_IDLE
-           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS;
+           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS
+           && !qc_overflowing(ctl);
+}
+
+/*
+ * The link's measured backlog (qc_ctl_set_sent_backlog) grew through a
+ * saturated period in which best effort was at the lowest tree (the
+ * level in force, `lowest` the lowest tree's): counted in a row.  A
+ * queue left by an overshoot drains there; one that grows is load the
+ * lowest tree cannot carry (doc/control.md, point 18).
+ */
+static void qc_note_overflow(qc_ctl_t *ctl, double lowest)
+{
+    double grew = ctl->sent_backlog - ctl->prev_sent_backlog;
+
+    if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0
+        && qc_pi_capped(ctl->u_measured)
+        && qc_pi_output(&ctl->be) <= lowest + 1e-9
+        && grew > QC_CTL_OVERFLOW_GROWTH * ctl->cfg->period) {
+        ctl->overflow++;
+    }
+    else {
+        ctl->overflow = 0;
+    }
+    ctl->prev_sent_backlog = ctl->sent_backlog;
 }
 
 /* After the calibration of an unsaturated period: what a saturation
@@ -861,6 +901,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
      * up to half the bound: qc_target_background.) */
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
+    qc_note_overflow(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
     ctl->drained = ctl->draining && !draining;
     /* The last of a backlog may read just over the saturation mark: the

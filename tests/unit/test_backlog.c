@@ -3,7 +3,8 @@
 /*
  * The accept-queue reader against real sockets of this process: a
  * listener nobody accepts from, clients whose handshakes the kernel
- * completes on loopback.
+ * completes on loopback; and the send-queue reader, a server writing to
+ * a client that does not read.
  */
 
 #include <arpa/inet.h>
@@ -162,6 +163,48 @@ START_TEST(no_ports_unknown)
 }
 END_TEST
 
+/*
+ * The send queues of the listener's connections: what the server wrote
+ * and a client that does not read has not acknowledged.  A connection
+ * of another port, and the listener itself, count nothing.
+ */
+START_TEST(sums_the_connections_send_queues)
+{
+    static char data[1 << 20];
+    qc_backlog_t b, other;
+    unsigned short port = 0, none;
+    int lfd = qc_test_listener(AF_INET, &port, 16), c, srv, small = 4096;
+    ssize_t wrote;
+    long q;
+
+    ck_assert_int_ge(lfd, 0);
+    none = (unsigned short)(port == 65535 ? 1024 : port + 1);
+    ck_assert_int_eq(qc_backlog_init(&b, &port, 1), 0);
+    ck_assert_int_eq(qc_backlog_init(&other, &none, 1), 0);
+    c = client(AF_INET, port);
+    setsockopt(c, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    srv = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(srv, 0);
+    ck_assert_int_eq(qc_backlog_read_sendq(&b), 0);
+    wrote = send(srv, data, sizeof(data), MSG_DONTWAIT);
+    ck_assert_int_gt(wrote, 0);
+    usleep(100000);             /* loopback: the client's window fills */
+    q = qc_backlog_read_sendq(&b);
+    /* all of it but what the client's buffer took */
+    ck_assert_int_gt(q, wrote / 2);
+    ck_assert_int_le(q, wrote);
+    ck_assert_int_eq(qc_backlog_read_sendq(&other), 0);
+    /* the accept queue is not the send queue */
+    ck_assert_int_eq(qc_backlog_read(&b), 0);
+    close(srv);
+    close(c);
+    close(lfd);
+    qc_backlog_close(&b);
+    qc_backlog_close(&other);
+    ck_assert_int_eq(qc_backlog_read_sendq(&b), -1);
+}
+END_TEST
+
 /* Many reads on one socket: each dump ends where it should. */
 START_TEST(repeated_reads)
 {
@@ -190,6 +233,7 @@ int main(void)
     tcase_add_test(tc, counts_unaccepted_v6);
     tcase_add_test(tc, no_ports_unknown);
     tcase_add_test(tc, repeated_reads);
+    tcase_add_test(tc, sums_the_connections_send_queues);
     tcase_add_test(tc, parse_stops_at_the_end_of_the_reply);
     suite_add_tcase(s, tc);
     return qc_test_run(s);

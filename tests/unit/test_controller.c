@@ -527,12 +527,15 @@ static double lq_tick_run(int ticks, int from, double prior, double *tail,
  * replies (the paper's baseline) and a 0.9 bound: a fresh controller
  * whose prior is `prior` times the true costs, light load from period
  * `from` when it is < 0, then from the fourth tick of period 0 `load`
- * times what the full tree carries, with readings jittered by `amp`.
+ * times what the full tree carries, with readings jittered by `amp`;
+ * measured: the controller is told the link's queue each period.
  * Returns the mean reading of the last 10 of 40 periods; *refused the
- * requests refused.
+ * requests refused, *first the first period with refusals (left alone
+ * when none).
  */
 static double lq_refusal_run(double load, double prior, double amp,
-                             unsigned seed, int from, apr_uint64_t *refused)
+                             unsigned seed, int from, int measured,
+                             apr_uint64_t *refused, int *first)
 {
     static qc_ctl_vs_t vs;
     static qc_ctl_config_t cfg;
@@ -567,9 +570,16 @@ static double lq_refusal_run(double load, double prior, double amp,
             u += ut / 10.0;
             qc_ctl_tick(&ctl, 0.1, ut);
         }
+        if (measured) {
+            qc_ctl_set_sent_backlog(&ctl, lq_left(&lq));
+        }
         qc_ctl_step(&ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
         if (p >= 30) {
             tail += u / 10.0;
+        }
+        if (*first < 0
+            && q->slots[0].cls[QC_CLASS_BASIC].level_arrived[0] > 0) {
+            *first = p;
         }
     }
     *refused = q->slots[0].cls[QC_CLASS_BASIC].level_arrived[0];
@@ -584,8 +594,11 @@ static double lq_refusal_run(double load, double prior, double amp,
  * the queue of an overshoot kept the link saturated for seconds while
  * the calibration searched up, and that calibration, or the drain's
  * lowered target, licensed refusals (11,450 requests from light load
- * with a 10x-low prior; 39 of 360 such runs refused).  At 5x (the
- * lowest tree 1.33x the link) refusing is needed, and still happens.
+ * with a 10x-low prior; 39 of 360 such runs refused).  At 4x and 5x
+ * (the lowest tree 1.07x and 1.33x the link) refusing is needed, and
+ * still happens: from the 13th to the 22nd period with the backlog
+ * modelled, by the 6th where the link's queue is measured (the sum of
+ * the connections' send queues: qc_ctl_set_sent_backlog).
  */
 START_TEST(test_refusal_only_beyond_the_lowest_tree)
 {
@@ -593,37 +606,49 @@ START_TEST(test_refusal_only_beyond_the_lowest_tree)
     static const double priors[] = { 0.1, 1.0, 10.0 };
     static const double amps[] = { 0.0, 0.05, 0.1 };
     static const int froms[] = { 0, -5 };
-    unsigned li, pi, ai, fi, seed, bad = 0;
+    unsigned li, pi, ai, fi, seed, mi, bad = 0;
     apr_uint64_t refused;
+    int first;
 
-    for (li = 0; li < 2; li++) {
-        for (pi = 0; pi < 3; pi++) {
-            for (ai = 0; ai < 3; ai++) {
-                for (fi = 0; fi < 2; fi++) {
-                    for (seed = 1; seed <= 3; seed++) {
-                        double tail = lq_refusal_run(loads[li], priors[pi],
-                                                     amps[ai], seed,
-                                                     froms[fi], &refused);
+    for (mi = 0; mi < 2 * 2 * 3 * 3 * 2; mi++) {
+        li = mi % 2;
+        pi = mi / 2 % 3;
+        ai = mi / 6 % 3;
+        fi = mi / 18 % 2;
+        for (seed = 1; seed <= 3; seed++) {
+            double tail;
 
-                        if (refused > 0 || fabs(tail - 0.9) > 0.1) {
-                            bad++;
-                            printf("%.1fx, prior x%.1f, jitter %.2f, from "
-                                   "%d, seed %u: %lu refused, U %.3f\n",
-                                   loads[li], priors[pi], amps[ai],
-                                   froms[fi], seed,
-                                   (unsigned long)refused, tail);
-                        }
-                    }
-                }
+            first = -1;
+            tail = lq_refusal_run(loads[li], priors[pi], amps[ai], seed,
+                                  froms[fi], mi / 36, &refused, &first);
+            if (refused > 0 || fabs(tail - 0.9) > 0.1) {
+                bad++;
+                printf("%.1fx, prior x%.1f, jitter %.2f, from %d, seed %u, "
+                       "backlog %s: %lu refused, U %.3f\n", loads[li],
+                       priors[pi], amps[ai], froms[fi], seed,
+                       mi / 36 ? "measured" : "modelled",
+                       (unsigned long)refused, tail);
             }
         }
     }
     ck_assert_uint_eq(bad, 0);
-    for (pi = 0; pi < 3; pi++) {
-        lq_refusal_run(5.0, priors[pi], 0.0, 1, -5, &refused);
-        printf("5x, prior x%.1f: %lu refused\n", priors[pi],
-               (unsigned long)refused);
+    /* 4x and 5x: the lowest tree carries 1.07x and 1.33x the link. */
+    for (mi = 0; mi < 2 * 3 * 3 * 2; mi++) {
+        double load = mi % 2 ? 4.0 : 5.0;
+
+        pi = mi / 2 % 3;
+        ai = mi / 6 % 3;
+        first = -1;
+        lq_refusal_run(load, priors[pi], amps[ai], 1, -5, mi / 18,
+                       &refused, &first);
+        printf("%.0fx, prior x%.1f, jitter %.2f, backlog %s: %lu refused, "
+               "the first in period %d\n", load, priors[pi], amps[ai],
+               mi / 18 ? "measured" : "modelled", (unsigned long)refused,
+               first);
         ck_assert_uint_gt(refused, 0);
+        if (mi / 18) {
+            ck_assert_int_le(first, 6);
+        }
     }
 }
 END_TEST
