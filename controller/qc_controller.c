@@ -100,6 +100,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->queued = -1;
     ctl->sent_backlog = -1.0;
     ctl->prev_sent_backlog = -1.0;
+    ctl->link_bps = -1.0;
+    ctl->link_overhead = 0.0;
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);
     qc_ctl_log_init(ctl, p);
@@ -131,9 +133,14 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
     qc_ctl_publish(ctl, now_us);
 }
 
-void qc_ctl_set_sent_backlog(qc_ctl_t *ctl, double seconds)
+void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s)
 {
-    ctl->sent_backlog = seconds;
+    int known = bytes >= 0.0 && bytes_per_s > 0.0;
+
+    ctl->prev_sent_backlog = ctl->sent_backlog;
+
+    ctl->sent_backlog = known ? bytes / bytes_per_s : -1.0;
+    ctl->link_bps = known ? bytes_per_s : -1.0;
 }
 
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)

@@ -114,11 +114,16 @@ typedef struct {
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
-    /* The link's measured backlog (qc_ctl_set_sent_backlog), seconds of
-     * its time, < 0 unknown; at the period before; and saturated
-     * periods in a row at the lowest tree in which it grew. */
-    double sent_backlog, prev_sent_backlog;
-    unsigned overflow;
+    /* The link's measured backlog (qc_ctl_set_link_queue), seconds of
+     * its time, < 0 unknown; seconds saturated at the lowest tree with
+     * it known, and its queue (qc_note_overflow) when they began;
+     * whether that showed a load the lowest tree cannot carry. */
+    double sent_backlog, link_bps;      /* and the link's bytes/s */
+    double prev_sent_backlog;   /* at the last period, < 0 unknown */
+    double link_overhead;       /* bytes it sends per reply beyond the
+                                 * reply's own (headers, handshakes) */
+    double ovf_seconds, ovf_backlog0;
+    int overflow;
     /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
      * the lowest trees at the last tick and when the run began, and its
      * length; the rate of those the levels are expected to decide; the
@@ -166,12 +171,13 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
                  apr_int64_t now_us);
 
 /*
- * Before a step: what the link has yet to send, in seconds of its time
- * (qc_backlog_read_sendq over the rate; < 0: unknown, as when the
- * resource is no link).  Its growth while everyone is at the lowest
- * tree shows a load that tree cannot carry (doc/control.md, point 18).
+ * Before a step: the bytes the link has yet to send (qc_backlog_read_sendq;
+ * < 0: unknown, as when the resource is no link) and the bytes/s it
+ * sends now.  A queue that does not drain while everyone is at the
+ * lowest tree shows a load that tree cannot carry (doc/control.md,
+ * point 18).
  */
-void qc_ctl_set_sent_backlog(qc_ctl_t *ctl, double seconds);
+void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s);
 
 /*
  * One tick within a period: dt seconds since the last tick, u_tick the

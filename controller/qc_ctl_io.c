@@ -181,7 +181,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
         qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
-                   "drop_ratio\tsent_backlog\n");
+                   "drop_ratio\tsent_backlog\toverflow\tlink_overhead\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -189,7 +189,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
-                       "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\n",
+                       "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t%.3g\t%.0f\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -198,7 +198,9 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
                        qc_popcount(cl->spread.mask), ctl->model.d,
                        ctl->backlog, ctl->valved, ctl->capacity,
-                       ctl->cap.drop_ratio, ctl->sent_backlog);
+                       ctl->cap.drop_ratio, ctl->sent_backlog,
+                       ctl->overflow ? -1.0 : ctl->ovf_seconds,
+                       ctl->link_overhead);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {
@@ -283,21 +285,23 @@ static long qc_capacity_read(qc_ctl_t *ctl, double dt, qc_netstat_t *prev)
 }
 
 /*
- * What the link has yet to send, in seconds of its time: the send
- * queues of httpd's connections over its rate now.  Only where the link
- * is the one resource: with others the utilization read may be theirs.
+ * What the link has yet to send (the send queues of httpd's
+ * connections, bytes) and the bytes/s it sends now, as
+ * qc_ctl_set_link_queue takes them.  Only where the link is the one
+ * resource: with others the utilization read may be theirs.
  */
-static double qc_sent_backlog(qc_ctl_config_t *cfg)
+static void qc_link_queue(qc_ctl_t *ctl)
 {
+    qc_ctl_config_t *cfg = ctl->cfg;
     const qc_sensor_t *s = &cfg->sensors[0];
-    long bytes;
 
     if (cfg->nsensors != 1 || !(s->bits_per_s > 0.0)
         || !(s->rate_now > 0.0)) {
-        return -1.0;
+        qc_ctl_set_link_queue(ctl, -1.0, -1.0);
+        return;
     }
-    bytes = qc_backlog_read_sendq(&cfg->backlog);
-    return bytes < 0 ? -1.0 : 8.0 * (double)bytes / s->rate_now;
+    qc_ctl_set_link_queue(ctl, (double)qc_backlog_read_sendq(&cfg->backlog),
+                          s->rate_now / 8.0);
 }
 
 /*
@@ -351,7 +355,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         qc_ctl_tick(ctl, now - last_tick,
                     qc_sensors_max(fast, cfg->nsensors, now));
         last_tick = now;
-        qc_ctl_set_sent_backlog(ctl, qc_sent_backlog(cfg));
+        qc_link_queue(ctl);
         qc_ctl_step(ctl, now - last,
                     qc_sensors_max(cfg->sensors, cfg->nsensors, now),
                     queued, apr_time_now());

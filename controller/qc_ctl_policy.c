@@ -21,11 +21,12 @@
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, point 15). */
 #define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
-/* The link's measured backlog growing by more than this share of a
- * period, in this many saturated periods in a row with everyone at the
- * lowest tree: a load that tree cannot carry (point 18). */
-#define QC_CTL_OVERFLOW_GROWTH 0.05
-#define QC_CTL_OVERFLOW_PERIODS 2
+/* Saturated at the lowest tree for this long, with the link's measured
+ * queue falling by less than this share of the link meanwhile (a tree
+ * that carries the load at the bound drains it at 10%): a load that
+ * tree cannot carry (point 18). */
+#define QC_CTL_OVERFLOW_SECONDS 3.0
+#define QC_CTL_OVERFLOW_DRAIN 0.05
 
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
@@ -70,7 +71,7 @@
 /* A load the lowest tree cannot carry, measured (qc_note_overflow). */
 static int qc_overflowing(const qc_ctl_t *ctl)
 {
-    return ctl->overflow >= QC_CTL_OVERFLOW_PERIODS;
+    return ctl->overflow;
 }
 
 /* The fewest trees of a host a loop drives (busy: one with traffic in
@@ -556,6 +557,7 @@ static double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 typedef struct {
     double u, gain, u_guaranteed;
     double r, u0, u1;   /* arrivals; all rejected, all at the lowest tree */
+    double lowest_bps;  /* bytes/s all would send from the lowest tree */
 } qc_be_sum_t;
 
 static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
@@ -576,6 +578,38 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     sum->u += cl->u;
     sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
     qc_reject_saving(ctl, cl, vs->levels, &sum->r, &sum->u0, &sum->u1);
+    sum->lowest_bps += cl->r * cl->xbar[0];
+}
+
+/*
+ * Under overflow (qc_note_overflow) the prices say nothing the loop can
+ * use: the calibration searched up while saturated, and the link's
+ * reading is its queue's as much as the period's.  The bytes are
+ * measured: best effort's r arrivals would have httpd send lowest_bps
+ * from the lowest tree, and the link that and its overhead per reply
+ * (qc_note_overhead), which a 503 costs too.  Serving a share f of them
+ * loads the link (f lowest_bps + r overhead) / rate, and the share for
+ * which that is the bound (less what the guarantees hold) holds it.
+ * The overhead has whatever else the link carries in it, so the fitted
+ * background is not taken off again.  The measured backlog drains
+ * meanwhile, over QC_CTL_DRAIN_PERIODS, with at least half the bound
+ * kept.  Returns that level (in [0, lowest]), or -1 when the
+ * sizes are not known yet.
+ */
+static double qc_overflow_level(const qc_ctl_t *ctl, const qc_be_sum_t *sum,
+                                double lowest)
+{
+    double bound = ctl->cfg->bound - sum->u_guaranteed;
+    double target = fmax(bound - ctl->sent_backlog / QC_CTL_DRAIN_PERIODS,
+                         0.5 * bound);
+    double f;
+
+    if (!(sum->lowest_bps > 0.0) || !(ctl->link_bps > 0.0)) {
+        return -1.0;
+    }
+    f = (target * ctl->link_bps - sum->r * ctl->link_overhead)
+        / sum->lowest_bps;
+    return lowest * fmin(fmax(f, 0.0), 1.0);
 }
 
 /* Arrivals/s of every host and class in the period. */
@@ -611,10 +645,10 @@ static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
 static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double m_b = qc_pi_output(&ctl->be), m_ff, target;
+    double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = qc_pi_capped(ctl->u_measured);
-    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
@@ -638,7 +672,17 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
                               target + sum.u_guaranteed);
-    if (ctl->restart && !saturated && !ctl->valved) {
+    m_over = qc_overflowing(ctl) ? qc_overflow_level(ctl, &sum, lowest)
+             : -1.0;
+    if (m_over >= 0.0) {
+        /* Measured, not searched: straight to the level that holds,
+         * saturated or not (a jump on the prices would take the loop
+         * back to the lowest tree), until the lowest tree carries the
+         * target again. */
+        qc_pi_restart(&ctl->be, m_over);
+        ctl->overflow = m_over < lowest;
+    }
+    else if (ctl->restart && !saturated && !ctl->valved) {
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
         qc_pi_restart(&ctl->be, m_ff);
@@ -750,27 +794,103 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
            && !qc_overflowing(ctl);
 }
 
+/* Seconds of the link a reply from the lowest tree takes, on average
+ * over the period's arrivals; 0 when no size is known. */
+static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
+{
+    double r = 0.0, bytes = 0.0;
+    unsigned i;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        if (ctl->cls[i].xbar[0] > 0.0) {
+            r += ctl->cls[i].r;
+            bytes += ctl->cls[i].r * ctl->cls[i].xbar[0];
+        }
+    }
+    return r > 0.0 && ctl->link_bps > 0.0
+           ? (bytes / r + ctl->link_overhead) / ctl->link_bps : 0.0;
+}
+
+/* Weight of a period in the link's overhead per reply (a moving
+ * average), and the most it may be (bytes). */
+#define QC_CTL_OVERHEAD_WEIGHT 0.2
+#define QC_CTL_OVERHEAD_MAX 65536.0
+
 /*
- * The link's measured backlog (qc_ctl_set_sent_backlog) grew through a
- * saturated period in which best effort was at the lowest tree (the
- * level in force, `lowest` the lowest tree's): counted in a row.  A
- * queue left by an overshoot drains there; one that grows is load the
- * lowest tree cannot carry (doc/control.md, point 18).
+ * What the link sends per reply (a 503 is one) beyond what httpd logs
+ * of it: headers of TCP, IP and the link, handshakes, and whatever else
+ * shares the link.  The period's replies put on the link what it sent
+ * and what its queue grew by (point 18): with the queue measured that
+ * holds saturated or not, and a saturated reading is no bound any more.
+ * Without it, only unsaturated periods that drain nothing count.
+ * Bounded by a large reply, so that someone else's traffic in a quiet
+ * period cannot make every reply look ten times its size.
+ */
+static void qc_note_overhead(qc_ctl_t *ctl)
+{
+    double w = 0.0, n = 0.0, load = ctl->u_measured, per;
+    unsigned i, j;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        w += ctl->cls[i].w;
+        n += ctl->cls[i].r_rej;
+        for (j = 1; j <= QC_MAX_TREES; j++) {
+            n += ctl->cls[i].r_served_tree[j];
+        }
+    }
+    if (!(ctl->link_bps > 0.0) || !(n >= 1.0) || !(load >= 0.0)) {
+        return;
+    }
+    if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0) {
+        load += (ctl->sent_backlog - ctl->prev_sent_backlog)
+                / ctl->cfg->period;
+    }
+    else if (ctl->draining || qc_pi_capped(load)) {
+        return;
+    }
+    per = fmin(fmax((load * ctl->link_bps - w) / n, 0.0),
+               QC_CTL_OVERHEAD_MAX);
+    ctl->link_overhead += QC_CTL_OVERHEAD_WEIGHT
+                          * (per - ctl->link_overhead);
+}
+
+/*
+ * Overflow: saturated at the lowest tree (best effort's level in force
+ * at or below `lowest`) for QC_CTL_OVERFLOW_SECONDS while the link's
+ * queue did not drain.  The queue is what httpd's connections have yet
+ * to send (qc_ctl_set_link_queue) and the connections it has not
+ * accepted yet, each at what a reply from the lowest tree takes: under a load the lowest tree
+ * cannot carry httpd stops accepting once its connections' buffers
+ * hold a second or two, and the rest waits in the accept queues.  A
+ * queue left by an overshoot drains there; one that stays is load the
+ * lowest tree cannot carry (doc/control.md, point 18).  It holds until
+ * best effort is back above the lowest tree: the refusals it licenses
+ * are what drain the queue.
  */
 static void qc_note_overflow(qc_ctl_t *ctl, double lowest)
 {
-    double grew = ctl->sent_backlog - ctl->prev_sent_backlog;
+    double t, queue;
 
-    if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0
-        && qc_pi_capped(ctl->u_measured)
-        && qc_pi_output(&ctl->be) <= lowest + 1e-9
-        && grew > QC_CTL_OVERFLOW_GROWTH * ctl->cfg->period) {
-        ctl->overflow++;
-    }
-    else {
+    if (!(ctl->sent_backlog >= 0.0)
+        || qc_pi_output(&ctl->be) > lowest + 1e-9) {
         ctl->overflow = 0;
+        ctl->ovf_seconds = 0.0;
+        return;
     }
-    ctl->prev_sent_backlog = ctl->sent_backlog;
+    if (!qc_pi_capped(ctl->u_measured)) {
+        ctl->ovf_seconds = 0.0;
+        return;
+    }
+    queue = ctl->sent_backlog + (ctl->queued > 0 ? (double)ctl->queued : 0.0)
+            * qc_lowest_reply_seconds(ctl);
+    if (ctl->ovf_seconds <= 0.0) {
+        ctl->ovf_backlog0 = queue;
+    }
+    t = ctl->ovf_seconds += ctl->cfg->period;
+    if (t > QC_CTL_OVERFLOW_SECONDS + 1e-9
+        && queue > ctl->ovf_backlog0 - QC_CTL_OVERFLOW_DRAIN * t) {
+        ctl->overflow = 1;
+    }
 }
 
 /* After the calibration of an unsaturated period: what a saturation
@@ -901,6 +1021,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
      * up to half the bound: qc_target_background.) */
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
+    qc_note_overhead(ctl);
     qc_note_overflow(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
     ctl->drained = ctl->draining && !draining;

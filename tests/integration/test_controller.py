@@ -188,9 +188,10 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "U_measured", "a", "b", "c", "queued",
                                     "calibration", "a_next", "spread", "d",
                                     "backlog", "valve", "capacity",
-                                    "drop_ratio", "sent_backlog"]
+                                    "drop_ratio", "sent_backlog",
+                                    "overflow", "link_overhead"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 23 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 25 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]
@@ -208,7 +209,7 @@ def test_log_keeps_every_host_of_a_period(apache):
     with open(os.path.join(a.root, "qosctl.tsv")) as f:
         lines = f.read().splitlines()
     rows = [l.split("\t") for l in lines[1:]]
-    assert all(len(r) == 23 for r in rows)
+    assert all(len(r) == 25 for r in rows)
     periods = {}
     for r in rows:
         periods.setdefault(r[0], []).append((r[1].rsplit(":", 1)[0], r[2]))
@@ -581,3 +582,42 @@ def test_a_shaper_below_the_declared_rate_is_the_link(slowbed, shaper):
               result["offered"]))
     assert peak >= 0.5
     assert basic["tree_responses"][0] > 0
+
+
+def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
+        slowbed):
+    """A link the lowest tree cannot carry (10 Mbit/s: about 148 replies
+    of 8 KB a second, offered 300): at the lowest tree the queue (the
+    send queues of httpd's connections, read every period, and its
+    accept queue) does not drain, and the controller refuses within a
+    few seconds (doc/control.md, point 18), where a modelled backlog
+    waited 10-20 s of saturation; the level then comes from the bytes
+    measured, and the link is no longer saturated."""
+    tb = slowbed
+    a, status = shaped_apache(tb, "10M")
+    try:
+        start_shaped(a)
+        result = qcharness.httperf_clients(tb.server_addr, a.port,
+                                           "/img.bin", 300, 12, clients=40,
+                                           timeout=5, netns=tb.client_ns[0])
+        rows = read_log(os.path.join(a.root, "ctl.tsv"))
+    finally:
+        a.cleanup()
+    busy = [r for r in rows if r["R"] > 0]
+    first = next((i for i, r in enumerate(busy) if r["R_rej"] > 0), None)
+    period = T
+    late = sorted(r["U_measured"] for r in busy[-int(3 / period):])
+    print("300 req/s on 10 Mbit/s: %d 503s of %d, %d errors; first "
+          "refusal in period %s of the load (%.2f s each); U over the "
+          "last 3 s %s" % (result["s5xx"], result["offered"],
+                           result["errors"], first, period,
+                           " ".join("%.2f" % u for u in late)))
+    print(log_table(busy, keys=("R", "R_rej", "m", "U_measured",
+                                "sent_backlog", "queued", "overflow",
+                                "link_overhead")))
+    assert all(r["sent_backlog"] >= 0.0 for r in busy)
+    assert max(r["sent_backlog"] for r in busy) > 0.0
+    assert result["s5xx"] > 0 and first is not None
+    # within 6 s of load; the modelled backlog could not before 10 s
+    assert first * period <= 6.0
+    assert late[len(late) // 2] < 0.95
