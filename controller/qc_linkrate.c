@@ -1,5 +1,6 @@
 /* Licensed under the Apache License, Version 2.0. */
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,46 +30,45 @@ static double qc_linkrate_rate64(const struct rtattr *a)
     return 8.0 * (double)r;
 }
 
-/* The rate in a tbf's options (alen bytes at a), or -1. */
-static double qc_linkrate_tbf(const struct rtattr *a, int alen)
+/* The rate in a shaper's options (alen bytes at a), or -1: the 64-bit
+ * attribute t64 where the kernel gives one (past 4 GB/s), else the
+ * tc_ratespec at offset `spec` in the parameters attribute tparms of
+ * `size` bytes (struct tc_tbf_qopt, struct tc_htb_opt). */
+static double qc_linkrate_opt(const struct rtattr *a, int alen,
+                              unsigned short t64, unsigned short tparms,
+                              size_t size, size_t spec)
 {
     double rate = -1.0;
 
     for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-        if (a->rta_type == TCA_TBF_RATE64
+        if (a->rta_type == t64
             && RTA_PAYLOAD(a) >= sizeof(unsigned long long)) {
             return qc_linkrate_rate64(a);
         }
-        if (a->rta_type == TCA_TBF_PARMS
-            && RTA_PAYLOAD(a) >= sizeof(struct tc_tbf_qopt)) {
-            struct tc_tbf_qopt q;
+        if (a->rta_type == tparms && RTA_PAYLOAD(a) >= size) {
+            struct tc_ratespec r;
 
-            memcpy(&q, RTA_DATA(a), sizeof(q));
-            rate = 8.0 * (double)q.rate.rate;
+            memcpy(&r, (const char *)RTA_DATA(a) + spec, sizeof(r));
+            rate = 8.0 * (double)r.rate;
         }
     }
     return rate > 0.0 ? rate : -1.0;
 }
 
+/* The rate in a tbf's options, or -1. */
+static double qc_linkrate_tbf(const struct rtattr *a, int alen)
+{
+    return qc_linkrate_opt(a, alen, TCA_TBF_RATE64, TCA_TBF_PARMS,
+                           sizeof(struct tc_tbf_qopt),
+                           offsetof(struct tc_tbf_qopt, rate));
+}
+
 /* The ceiling in an htb class's options, or -1. */
 static double qc_linkrate_htb_ceil(const struct rtattr *a, int alen)
 {
-    double ceil = -1.0;
-
-    for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-        if (a->rta_type == TCA_HTB_CEIL64
-            && RTA_PAYLOAD(a) >= sizeof(unsigned long long)) {
-            return qc_linkrate_rate64(a);
-        }
-        if (a->rta_type == TCA_HTB_PARMS
-            && RTA_PAYLOAD(a) >= sizeof(struct tc_htb_opt)) {
-            struct tc_htb_opt o;
-
-            memcpy(&o, RTA_DATA(a), sizeof(o));
-            ceil = 8.0 * (double)o.ceil.rate;
-        }
-    }
-    return ceil > 0.0 ? ceil : -1.0;
+    return qc_linkrate_opt(a, alen, TCA_HTB_CEIL64, TCA_HTB_PARMS,
+                           sizeof(struct tc_htb_opt),
+                           offsetof(struct tc_htb_opt, ceil));
 }
 
 /* The default class's minor number in an htb qdisc's options, or 0. */

@@ -474,6 +474,21 @@ def start_shaped(a):
                            addr="127.0.0.1")[0] == 200)
 
 
+def shaped_run(tb, a, status, rate, seconds=12):
+    """Start a, offer `rate` req/s of /img.bin for `seconds` from 40
+    client addresses, stop it: httperf's report, the status page at the
+    end and the controller's periods."""
+    try:
+        start_shaped(a)
+        result = qcharness.httperf_clients(tb.server_addr, a.port,
+                                           "/img.bin", rate, seconds,
+                                           clients=40, timeout=5,
+                                           netns=tb.client_ns[0])
+        return result, status(), read_log(os.path.join(a.root, "ctl.tsv"))
+    finally:
+        a.cleanup()
+
+
 def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
     tb = linkbed
     a, status = shaped_apache(tb, "100M", "QosCtlModel 0.02 0.08 0.01\n"
@@ -564,16 +579,8 @@ def test_a_shaper_below_the_declared_rate_is_the_link(slowbed, shaper):
     if shaper == "htb":
         shape_with_htb(tb, "10mbit")
     a, status = shaped_apache(tb, "1G")
-    try:
-        start_shaped(a)
-        # about 3x the 19 full-quality replies/s the shaper carries
-        result = qcharness.httperf_clients(tb.server_addr, a.port,
-                                           "/img.bin", 60, 12, clients=40,
-                                           timeout=5, netns=tb.client_ns[0])
-        doc = status()
-        rows = read_log(os.path.join(a.root, "ctl.tsv"))
-    finally:
-        a.cleanup()
+    # about 3x the 19 full-quality replies/s the shaper carries
+    result, doc, rows = shaped_run(tb, a, status, 60)
     basic = doc["vhosts"][0]["classes"]["basic"]
     peak = max(r["U_measured"] for r in rows)
     print("shaped at 10 Mbit/s, declared 1G: U up to %.3f; %d replies "
@@ -595,14 +602,7 @@ def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
     measured, and the link is no longer saturated."""
     tb = slowbed
     a, status = shaped_apache(tb, "10M")
-    try:
-        start_shaped(a)
-        result = qcharness.httperf_clients(tb.server_addr, a.port,
-                                           "/img.bin", 300, 12, clients=40,
-                                           timeout=5, netns=tb.client_ns[0])
-        rows = read_log(os.path.join(a.root, "ctl.tsv"))
-    finally:
-        a.cleanup()
+    result, _, rows = shaped_run(tb, a, status, 300)
     busy = [r for r in rows if r["R"] > 0]
     first = next((i for i, r in enumerate(busy) if r["R_rej"] > 0), None)
     period = T
