@@ -101,7 +101,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->sent_backlog = -1.0;
     ctl->prev_sent_backlog = -1.0;
     ctl->link_bps = -1.0;
-    ctl->link_overhead = 0.0;
+    qc_overflow_init(&ctl->ovf);
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);
     qc_ctl_log_init(ctl, p);

@@ -24,6 +24,7 @@
 #include "qc_backlog.h"
 #include "qc_calib.h"
 #include "qc_ceiling.h"
+#include "qc_overflow.h"
 #include "qc_spread.h"
 #include "qc_capacity.h"
 #include "qc_power.h"
@@ -115,15 +116,10 @@ typedef struct {
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
     /* The link's measured backlog (qc_ctl_set_link_queue), seconds of
-     * its time, < 0 unknown; seconds saturated at the lowest tree with
-     * it known, and its queue (qc_note_overflow) when they began;
-     * whether that showed a load the lowest tree cannot carry. */
+     * its time, < 0 unknown; and what it showed (qc_overflow.h). */
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
-    double link_overhead;       /* bytes it sends per reply beyond the
-                                 * reply's own (headers, handshakes) */
-    double ovf_seconds, ovf_backlog0;
-    int overflow;
+    qc_overflow_t ovf;
     /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
      * the lowest trees at the last tick and when the run began, and its
      * length; the rate of those the levels are expected to decide; the

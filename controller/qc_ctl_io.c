@@ -199,8 +199,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        qc_popcount(cl->spread.mask), ctl->model.d,
                        ctl->backlog, ctl->valved, ctl->capacity,
                        ctl->cap.drop_ratio, ctl->sent_backlog,
-                       ctl->overflow ? -1.0 : ctl->ovf_seconds,
-                       ctl->link_overhead);
+                       ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
+                       ctl->ovf.overhead);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {

@@ -21,13 +21,6 @@
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, point 15). */
 #define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
-/* Saturated at the lowest tree for this long, with the link's measured
- * queue falling by less than this share of the link meanwhile (a tree
- * that carries the load at the bound drains it at 10%): a load that
- * tree cannot carry (point 18). */
-#define QC_CTL_OVERFLOW_SECONDS 3.0
-#define QC_CTL_OVERFLOW_DRAIN 0.05
-
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
  * target: a loop holding the bound (doc/control.md, point 12). */
@@ -68,10 +61,10 @@
 /* The fitted background at or over the bound: say so.  The loops do
  * not shed it: the calibration takes it out of the requests' share. */
 
-/* A load the lowest tree cannot carry, measured (qc_note_overflow). */
+/* A load the lowest tree cannot carry, measured (qc_overflow.h). */
 static int qc_overflowing(const qc_ctl_t *ctl)
 {
-    return ctl->overflow;
+    return ctl->ovf.on;
 }
 
 /* The fewest trees of a host a loop drives (busy: one with traffic in
@@ -436,8 +429,8 @@ static void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 static int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
                            double u1, double target, double own)
 {
-    /* The link's queue growing at the lowest tree measures what the
-     * prices could only bound: that tree's load is over the link's. */
+    /* The link's queue not draining at the lowest tree measures what
+     * the prices could only bound: that tree's load is over the link's. */
     return r <= 0.0
            || ((qc_overflowing(ctl)
                 || (ctl->calib.k * u1 > target && u1 > fmax(own, target)))
@@ -582,34 +575,23 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
 }
 
 /*
- * Under overflow (qc_note_overflow) the prices say nothing the loop can
- * use: the calibration searched up while saturated, and the link's
- * reading is its queue's as much as the period's.  The bytes are
- * measured: best effort's r arrivals would have httpd send lowest_bps
- * from the lowest tree, and the link that and its overhead per reply
- * (qc_note_overhead), which a 503 costs too.  Serving a share f of them
- * loads the link (f lowest_bps + r overhead) / rate, and the share for
- * which that is the bound (less what the guarantees hold) holds it.
- * The overhead has whatever else the link carries in it, so the fitted
- * background is not taken off again.  The measured backlog drains
- * meanwhile, over QC_CTL_DRAIN_PERIODS, with at least half the bound
- * kept.  Returns that level (in [0, lowest]), or -1 when the
- * sizes are not known yet.
+ * Under overflow the prices say nothing the loop can use: the
+ * calibration searched up while saturated, and the link's reading is
+ * its queue's as much as the period's.  The bytes are measured (the
+ * share from them: qc_overflow_share), and the overhead has whatever
+ * else the link carries in it, so the fitted background is not taken
+ * off the bound again.  Returns best effort's level (in [0, lowest]),
+ * or -1 when the sizes are not known yet.
  */
 static double qc_overflow_level(const qc_ctl_t *ctl, const qc_be_sum_t *sum,
                                 double lowest)
 {
-    double bound = ctl->cfg->bound - sum->u_guaranteed;
-    double target = fmax(bound - ctl->sent_backlog / QC_CTL_DRAIN_PERIODS,
-                         0.5 * bound);
-    double f;
+    double f = qc_overflow_share(&ctl->ovf,
+                                 ctl->cfg->bound - sum->u_guaranteed,
+                                 ctl->sent_backlog, QC_CTL_DRAIN_PERIODS,
+                                 sum->r, sum->lowest_bps, ctl->link_bps);
 
-    if (!(sum->lowest_bps > 0.0) || !(ctl->link_bps > 0.0)) {
-        return -1.0;
-    }
-    f = (target * ctl->link_bps - sum->r * ctl->link_overhead)
-        / sum->lowest_bps;
-    return lowest * fmin(fmax(f, 0.0), 1.0);
+    return f < 0.0 ? -1.0 : lowest * f;
 }
 
 /* Arrivals/s of every host and class in the period. */
@@ -680,7 +662,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
          * back to the lowest tree), until the lowest tree carries the
          * target again. */
         qc_pi_restart(&ctl->be, m_over);
-        ctl->overflow = m_over < lowest;
+        ctl->ovf.on = m_over < lowest;
     }
     else if (ctl->restart && !saturated && !ctl->valved) {
         /* The backlog is gone: back at once to the level for the bound,
@@ -808,27 +790,21 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
         }
     }
     return r > 0.0 && ctl->link_bps > 0.0
-           ? (bytes / r + ctl->link_overhead) / ctl->link_bps : 0.0;
+           ? (bytes / r + ctl->ovf.overhead) / ctl->link_bps : 0.0;
 }
 
-/* Weight of a period in the link's overhead per reply (a moving
- * average), and the most it may be (bytes). */
-#define QC_CTL_OVERHEAD_WEIGHT 0.2
-#define QC_CTL_OVERHEAD_MAX 65536.0
-
 /*
- * What the link sends per reply (a 503 is one) beyond what httpd logs
- * of it: headers of TCP, IP and the link, handshakes, and whatever else
- * shares the link.  The period's replies put on the link what it sent
- * and what its queue grew by (point 18): with the queue measured that
- * holds saturated or not, and a saturated reading is no bound any more.
- * Without it, only unsaturated periods that drain nothing count.
- * Bounded by a large reply, so that someone else's traffic in a quiet
- * period cannot make every reply look ten times its size.
+ * The link's queue, and what it shows (qc_overflow.h): the period's
+ * replies and 503s put on the link what it sent and what its queue grew
+ * by, which holds saturated or not, so the overhead per reply is learnt
+ * from every period where the queue is measured (without it, only from
+ * unsaturated ones that drain nothing); and whether the queue drained
+ * while best effort was at the lowest tree (`lowest`), the waiting
+ * connections at a lowest-tree reply each.
  */
-static void qc_note_overhead(qc_ctl_t *ctl)
+static void qc_note_link_queue(qc_ctl_t *ctl, double lowest)
 {
-    double w = 0.0, n = 0.0, load = ctl->u_measured, per;
+    double w = 0.0, n = 0.0, load = ctl->u_measured;
     unsigned i, j;
 
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
@@ -838,59 +814,23 @@ static void qc_note_overhead(qc_ctl_t *ctl)
             n += ctl->cls[i].r_served_tree[j];
         }
     }
-    if (!(ctl->link_bps > 0.0) || !(n >= 1.0) || !(load >= 0.0)) {
-        return;
+    if (load >= 0.0 && ctl->sent_backlog >= 0.0
+        && ctl->prev_sent_backlog >= 0.0) {
+        qc_overflow_learn(&ctl->ovf, load + (ctl->sent_backlog
+                                             - ctl->prev_sent_backlog)
+                                            / ctl->cfg->period,
+                          ctl->link_bps, w, n);
     }
-    if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0) {
-        load += (ctl->sent_backlog - ctl->prev_sent_backlog)
-                / ctl->cfg->period;
+    else if (load >= 0.0 && !ctl->draining && !qc_pi_capped(load)) {
+        qc_overflow_learn(&ctl->ovf, load, ctl->link_bps, w, n);
     }
-    else if (ctl->draining || qc_pi_capped(load)) {
-        return;
-    }
-    per = fmin(fmax((load * ctl->link_bps - w) / n, 0.0),
-               QC_CTL_OVERHEAD_MAX);
-    ctl->link_overhead += QC_CTL_OVERHEAD_WEIGHT
-                          * (per - ctl->link_overhead);
-}
-
-/*
- * Overflow: saturated at the lowest tree (best effort's level in force
- * at or below `lowest`) for QC_CTL_OVERFLOW_SECONDS while the link's
- * queue did not drain.  The queue is what httpd's connections have yet
- * to send (qc_ctl_set_link_queue) and the connections it has not
- * accepted yet, each at what a reply from the lowest tree takes: under a load the lowest tree
- * cannot carry httpd stops accepting once its connections' buffers
- * hold a second or two, and the rest waits in the accept queues.  A
- * queue left by an overshoot drains there; one that stays is load the
- * lowest tree cannot carry (doc/control.md, point 18).  It holds until
- * best effort is back above the lowest tree: the refusals it licenses
- * are what drain the queue.
- */
-static void qc_note_overflow(qc_ctl_t *ctl, double lowest)
-{
-    double t, queue;
-
-    if (!(ctl->sent_backlog >= 0.0)
-        || qc_pi_output(&ctl->be) > lowest + 1e-9) {
-        ctl->overflow = 0;
-        ctl->ovf_seconds = 0.0;
-        return;
-    }
-    if (!qc_pi_capped(ctl->u_measured)) {
-        ctl->ovf_seconds = 0.0;
-        return;
-    }
-    queue = ctl->sent_backlog + (ctl->queued > 0 ? (double)ctl->queued : 0.0)
-            * qc_lowest_reply_seconds(ctl);
-    if (ctl->ovf_seconds <= 0.0) {
-        ctl->ovf_backlog0 = queue;
-    }
-    t = ctl->ovf_seconds += ctl->cfg->period;
-    if (t > QC_CTL_OVERFLOW_SECONDS + 1e-9
-        && queue > ctl->ovf_backlog0 - QC_CTL_OVERFLOW_DRAIN * t) {
-        ctl->overflow = 1;
-    }
+    qc_overflow_observe(&ctl->ovf, ctl->sent_backlog >= 0.0,
+                        qc_pi_output(&ctl->be) <= lowest + 1e-9,
+                        qc_pi_capped(ctl->u_measured),
+                        ctl->sent_backlog
+                        + (ctl->queued > 0 ? (double)ctl->queued : 0.0)
+                          * qc_lowest_reply_seconds(ctl),
+                        ctl->cfg->period);
 }
 
 /* After the calibration of an unsaturated period: what a saturation
@@ -1021,8 +961,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
      * up to half the bound: qc_target_background.) */
     expected_over = ctl->calib.k * u_model + ctl->model.d
                     > QC_CTL_EXPECTED * cfg->bound;
-    qc_note_overhead(ctl);
-    qc_note_overflow(ctl, 1.0 / qc_min_levels(ctl));
+    qc_note_link_queue(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
     ctl->drained = ctl->draining && !draining;
     /* The last of a backlog may read just over the saturation mark: the
