@@ -585,22 +585,23 @@ def calibrate(tb, site, kind, seconds=5.0, sweep_seconds=4.0, timeout=5,
 LOADS = ("step", "ramp", "cold10", "cold01")
 
 
-def profile(load, cap, light, over, ramp):
+def profile(load, cap, light, over, ramp, times=3.0):
     """(segments, overload window, light window) of a load, in offsets
-    from the start: segments (start, seconds, rate)."""
+    from the start: segments (start, seconds, rate).  The overload is
+    `times` the capacity (the ramp's top one more)."""
     lo = 0.1 * cap
     if load == "step":
-        return ([(0, light, lo), (light, over, 3 * cap)],
+        return ([(0, light, lo), (light, over, times * cap)],
                 (light, light + over), (0, light))
     if load == "ramp":
         n = max(2, int(ramp // 2))
         d = ramp / n
         segs = [(0, light, lo)] + [
-            (light + i * d, d, cap * (0.5 + 3.5 * i / (n - 1)))
+            (light + i * d, d, cap * (0.5 + (times + 0.5) * i / (n - 1)))
             for i in range(n)]
         first = next(s[0] for s in segs[1:] if s[2] > cap)
         return segs, (first, light + ramp), (0, light)
-    return ([(0, over, 3 * cap), (over, light, lo)], (0, over),
+    return ([(0, over, times * cap), (over, light, lo)], (0, over),
             (over, over + light))
 
 
@@ -626,10 +627,10 @@ def settle(us, bound, hold=3):
 
 
 def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
-            ctl_copy=None):
+            ctl_copy=None, times=3.0):
     """One scenario on one server: a table row and the U series."""
     cap = cal["capacity"]
-    segs, win, lwin = profile(load, cap, light, over, ramp)
+    segs, win, lwin = profile(load, cap, light, over, ramp, times)
     prior = {"cold10": 10.0, "cold01": 0.1}.get(load, 1.0)
     # What else keeps CPU 0 busy (a shared machine): read it, not hidden.
     bg = None
