@@ -28,8 +28,12 @@ void qc_overflow_observe(qc_overflow_t *o, int known, int at_lowest,
         o->queue0 = queue;
     }
     o->seconds += period;
-    if (o->seconds > QC_OVERFLOW_SECONDS + 1e-9
-        && queue > o->queue0 - QC_OVERFLOW_DRAIN * o->seconds) {
+    if (queue <= o->queue0 - QC_OVERFLOW_DRAIN * o->seconds) {
+        /* draining so far: the count starts again from here */
+        o->queue0 = queue;
+        o->seconds = period;
+    }
+    else if (o->seconds > QC_OVERFLOW_SECONDS + 1e-9) {
         o->on = 1;
     }
 }

@@ -42,7 +42,10 @@ void qc_overflow_init(qc_overflow_t *o);
  * effort was at the lowest tree all through it (at_lowest) and the
  * link read saturated, and the queue at its end (link seconds).
  * Overflow begins once the link has been saturated there for
- * QC_OVERFLOW_SECONDS without the queue draining, and holds until best
+ * QC_OVERFLOW_SECONDS without the queue draining (a period in which it
+ * has drained at the allowed rate so far starts the count again: a
+ * step's queue drains even under a load beyond the lowest tree, for
+ * httpd then takes in less than is offered), and holds until best
  * effort is above the lowest tree again or the queue is unknown: the
  * refusals it licenses are what drain the queue.
  */
