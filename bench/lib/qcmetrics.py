@@ -3,6 +3,7 @@
     step_response(u, bound)    settling, overshoot, steady-state error
     highest_ok_rate(points)    the paper's Rdegrade / Rreject
     max_full_share(...)        the most full-quality replies a link allows
+    held_below(xs, limit)      end of a transient above a limit
     percentile(xs, p)          nearest-rank percentile
 """
 
@@ -25,6 +26,16 @@ def settling_index(xs, bound, band, hold=5):
         elif idx is None:
             idx = i
     return idx if idx is not None and len(xs) - idx >= hold else None
+
+
+def held_below(xs, limit, hold=5):
+    """(first index from which `hold` values in a row are <= limit, how
+    many later values are > limit); (None, None) if no such run.  A
+    transient's end even when single noisy periods stray later."""
+    for i in range(len(xs) - hold + 1):
+        if all(x <= limit for x in xs[i:i + hold]):
+            return i, sum(1 for x in xs[i + hold:] if x > limit)
+    return None, None
 
 
 def first_reach(xs, bound, band):

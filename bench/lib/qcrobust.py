@@ -706,6 +706,9 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                 if t0 + lwin[0] + 0.5 <= t < t0 + lwin[1]
                 and st is not None and 200 <= st < 300]
     ctl_u = [r["U_measured"] for r in rows if ws < r["time"] <= we + 0.5]
+    u_periods = ctl_u if which == "qosctl" \
+        else [u for t, u in samples if ws < t <= we + 0.5]
+    below, strays = qcmetrics.held_below(u_periods, kind.bound + 0.1)
     row = {"server": which, "qos_n": cal["qos_n"] if which == "modqos"
            else None,
            "offered": offered, "U_bg": bg,
@@ -722,9 +725,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
            "full_share": None if frac is None or not offered
            else over_reps["s2xx"] * frac / offered,
            "full_ideal": ideal,
-           "settle": settle(ctl_u, kind.bound) if which == "qosctl"
-           else settle([u for t, u in samples if ws < t <= we + 0.5],
-                       kind.bound),
+           "settle": settle(u_periods, kind.bound),
+           "below": below, "strays": strays, "periods": len(u_periods),
            "rt_med_ms": qcmetrics.percentile(served, 50),
            "rt_p95_ms": qcmetrics.percentile(served, 95),
            "rt_p95_held_ms": qcmetrics.percentile(held, 95),
