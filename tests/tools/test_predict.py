@@ -98,6 +98,21 @@ def test_range_gives_a_list_per_model_and_a_plot(tmp_path):
         assert f.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
+def test_delay_shifts_mean_and_p95_alone():
+    """A fixed latency outside the queue moves the whole distribution:
+    mean and every quantile by exactly the delay, nothing else."""
+    base = P.predict("M/M/n", 2, 1.5, 1.0)
+    out = run("-n", "2", "--service-rate", "1", "--arrival-rate", "1.5",
+              "--delay", "0.25", "--json")
+    assert out.returncode == 0, out.stderr
+    mmn = json.loads(out.stdout.splitlines()[0])
+    assert mmn["delay"] == 0.25
+    assert mmn["mean_response"] == pytest.approx(base["mean_response"]
+                                                 + 0.25)
+    assert mmn["p95_response"] == pytest.approx(base["p95_response"] + 0.25)
+    assert mmn["p_wait"] == base["p_wait"]
+
+
 def test_table_by_default():
     out = run("-n", "2", "--service-rate", "1", "--load", "0.75")
     assert out.returncode == 0
@@ -119,6 +134,8 @@ def test_table_by_default():
     ["--service-rate", "1", "--load", "0.5"],
     ["-n", "2", "--from-status", "http://127.0.0.1:1/", "--load", "0.5"],
     ["-n", "2", "--service-rate", "1", "--load", "0.5", "--bogus"],
+    ["-n", "2", "--service-rate", "1", "--load", "0.5", "--delay", "-1"],
+    ["-n", "2", "--service-rate", "1", "--load", "0.5", "--delay", "inf"],
 ])
 def test_bad_input_is_one_line_and_exit_2(args):
     out = run(*args)
