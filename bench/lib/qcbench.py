@@ -166,11 +166,13 @@ def prefix_lock(prefix, wait=1800):
 
 
 @contextlib.contextmanager
-def testbed(prefix, rate="100mbit", clients=CLIENT_NS):
+def testbed(prefix, rate="100mbit", clients=CLIENT_NS, burst=None):
     """bench/testbed up ... down, whatever happens in between, one run
-    per prefix at a time; clients is the number of client namespaces."""
+    per prefix at a time; clients is the number of client namespaces,
+    burst the shaper's (None: the testbed's default)."""
     with prefix_lock(prefix):
-        tb = qcharness.Testbed(prefix=prefix, rate=rate, clients=clients)
+        tb = qcharness.Testbed(prefix=prefix, rate=rate, clients=clients,
+                               burst=burst)
         try:
             tb.up()
             tune_clients(tb)

@@ -395,7 +395,8 @@ def modqos_path():
     p = os.path.join(MODULES, "mod_qos.so")
     if os.path.exists(p):
         return p
-    return unpacked("libapache2-mod-qos", "/usr/lib/apache2/modules/mod_qos.so")
+    return unpacked("libapache2-mod-qos",
+                    "/usr/lib/apache2/modules/mod_qos.so")
 
 
 def modqos_conf(location, n):
@@ -482,6 +483,15 @@ class ServerCpu:
         self.acct.close()
 
 
+def resource_seconds(tb, srv, cpu=None):
+    """The bottleneck's busy seconds so far: the server's CPU seconds
+    (cpu: its ServerCpu), else the link's, from the bytes it sent."""
+    if cpu:
+        return cpu.seconds()
+    return qcbench.tx_bytes_of(srv.pid, tb.server_if) * 8 \
+        / qcbench.LINK_BITS
+
+
 def measure_cost(tb, site, kind, tree, rate, seconds, timeout):
     """Resource seconds per 2xx reply of `tree` on plain Apache at a
     light rate: link seconds of the bytes on the wire, or CPU seconds of
@@ -491,17 +501,10 @@ def measure_cost(tb, site, kind, tree, rate, seconds, timeout):
     cpu = ServerCpu(srv, kind) if kind.resource == "cpu" else None
     try:
         time.sleep(0.5)
-        if cpu:
-            c0 = cpu.seconds()
-        else:
-            c0 = qcbench.tx_bytes_of(srv.pid, tb.server_if)
+        c0 = resource_seconds(tb, srv, cpu)
         _, (rep,) = run_load(tb, srv.port, kind.uri, [(0, seconds, rate)],
                              timeout)
-        if cpu:
-            used = cpu.seconds() - c0
-        else:
-            used = (qcbench.tx_bytes_of(srv.pid, tb.server_if) - c0) \
-                * 8 / qcbench.LINK_BITS
+        used = resource_seconds(tb, srv, cpu) - c0
     finally:
         srv.cleanup()
         if cpu:

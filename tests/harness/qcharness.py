@@ -363,14 +363,17 @@ class Testbed:
 
     SCRIPT = os.path.join(TOP_SRCDIR, "bench", "testbed")
 
-    def __init__(self, prefix="qc", rate="100mbit", clients=1):
+    def __init__(self, prefix="qc", rate="100mbit", clients=1,
+                 burst=None):
         self.prefix, self.rate, self.clients = prefix, rate, clients
+        self.burst = burst
         self.info = {}
 
     def up(self):
+        extra = ["--burst", self.burst] if self.burst else []
         out = subprocess.run([self.SCRIPT, "up", "--prefix", self.prefix,
                               "--rate", self.rate, "--clients",
-                              str(self.clients)], capture_output=True,
+                              str(self.clients)] + extra, capture_output=True,
                              text=True, timeout=60, check=True).stdout
         for line in out.splitlines():
             k, _, v = line.partition("=")
