@@ -622,6 +622,27 @@ def sum_reports(reps, segs):
     return out
 
 
+def ideal_at_run_costs(kind, cal, segs, u_own, u_med, n_full, n_deg,
+                       seconds):
+    """The most full-quality share the bound allowed at the costs the
+    run itself measured: a full reply's CPU is the server's own CPU
+    seconds (U_own) less the degraded replies' calibrated cost, over
+    the full replies; the budget is what the bound left beside others'
+    load (U_own + bound - U_med), segment by segment (a ramp allows
+    more at its start).  None without U_own or full replies."""
+    if u_own is None or u_med is None or not n_full or seconds <= 0:
+        return None
+    full = (u_own * seconds - n_deg * cal["cost_deg"]) / n_full
+    if full <= cal["cost_deg"]:
+        return None
+    spare = u_own + kind.bound - u_med
+    offered = sum(rate * secs for _, secs, rate in segs)
+    allowed = sum(qcmetrics.max_full_share(spare * secs, rate * secs, full,
+                                           cal["cost_deg"]) * rate * secs
+                  for _, secs, rate in segs)
+    return allowed / offered if offered else None
+
+
 def settle(us, bound, hold=3):
     """First period from which U stays within bound +- 0.1 (None if it
     never does for `hold` periods)."""
@@ -728,6 +749,12 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
            "full_share": None if frac is None or not offered
            else over_reps["s2xx"] * frac / offered,
            "full_ideal": ideal,
+           "ideal_run": ideal_at_run_costs(
+               kind, cal, [segs[i] for i in inside], own,
+               qcmetrics.percentile(us, 50),
+               over_reps["s2xx"] * frac if frac is not None else None,
+               over_reps["s2xx"] * (1 - frac) if frac is not None else 0,
+               win[1] - win[0]) if which == "qosctl" else None,
            "settle": settle(u_periods, kind.bound),
            "below": below, "strays": strays, "periods": len(u_periods),
            "rt_med_ms": qcmetrics.percentile(served, 50),
