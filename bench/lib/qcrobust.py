@@ -628,8 +628,9 @@ def ideal_at_run_costs(kind, cal, segs, u_own, u_med, n_full, n_deg,
     run itself measured: a full reply's CPU is the server's own CPU
     seconds (U_own) less the degraded replies' calibrated cost, over
     the full replies; the budget is what the bound left beside others'
-    load (U_own + bound - U_med), segment by segment (a ramp allows
-    more at its start).  None without U_own or full replies."""
+    load (U_own + bound - U_med), segment by segment (a ramp's segment
+    below capacity serves all full and cannot lend the rest of its
+    budget to a later one).  None without U_own or full replies."""
     if u_own is None or u_med is None or not n_full or seconds <= 0:
         return None
     full = (u_own * seconds - n_deg * cal["cost_deg"]) / n_full
