@@ -30,6 +30,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -48,6 +49,7 @@ os.environ.setdefault("QOSCTL_MODULE",
                       os.path.join(BUILDDIR, ".libs", "mod_qosctl.so"))
 sys.path.insert(0, os.path.join(SRCDIR, "tests", "harness"))
 import qcharness  # noqa: E402
+import qcreport  # noqa: E402
 
 SITE = os.path.join(BUILDDIR, "content-trees", "site")
 TREES = "/degraded /full"
@@ -441,16 +443,16 @@ def merge_reports(reps):
     return total
 
 
+def tc_size(text):
+    """True if text is a size or rate as bench/testbed passes it to tc
+    (4kb, 256kb, 300mbit): digits and a unit, nothing a shell or tc
+    could read otherwise."""
+    return text is not None and re.fullmatch(
+        r"[0-9]+(b|k|kb|m|mb|kbit|mbit|gbit)?", text) is not None
+
+
 def read_ctl_log(path, vserver="localhost", cls="basic"):
     """QosCtlLog rows of one host (key prefix) and class, oldest first,
     as dicts; every column but vserver and class is a float."""
-    rows = []
-    with open(path) as f:
-        header = f.readline().rstrip("\n").split("\t")
-        for line in f:
-            r = dict(zip(header, line.rstrip("\n").split("\t")))
-            if len(r) == len(header) and r["class"] == cls \
-                    and r["vserver"].startswith(vserver):
-                rows.append({k: v if k in ("vserver", "class") else float(v)
-                             for k, v in r.items()})
-    return rows
+    return [r for r in qcreport.read_tsv(path, keep=("vserver", "class"))
+            if r["class"] == cls and r["vserver"].startswith(vserver)]

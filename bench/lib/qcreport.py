@@ -36,6 +36,26 @@ def fmt(v):
     return str(v)
 
 
+def read_tsv(path, keep=()):
+    """write_tsv()'s rows back as dicts: NA as None, numbers as floats,
+    the columns in keep as the text they are.  A line short of the
+    header's columns (one still being written) is left out."""
+    def cell(k, v):
+        if k in keep:
+            return v
+        if v == "NA":
+            return None
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    with open(path) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        return [{k: cell(k, v) for k, v in zip(head, vals)}
+                for vals in (line.rstrip("\n").split("\t") for line in f)
+                if len(vals) == len(head)]
+
+
 def write_tsv(path, columns, rows):
     """A header line, then one line per row (dict) in column order."""
     with open(path, "w") as f:

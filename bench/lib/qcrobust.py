@@ -622,7 +622,7 @@ def sum_reports(reps, segs):
     return out
 
 
-def ideal_at_run_costs(kind, cal, segs, u_own, u_med, n_full, n_deg,
+def ideal_at_run_costs(bound, cal, segs, u_own, u_med, n_full, n_deg,
                        seconds):
     """The most full-quality share the bound allowed at the costs the
     run itself measured: a full reply's CPU is the server's own CPU
@@ -636,7 +636,7 @@ def ideal_at_run_costs(kind, cal, segs, u_own, u_med, n_full, n_deg,
     full = (u_own * seconds - n_deg * cal["cost_deg"]) / n_full
     if full <= cal["cost_deg"]:
         return None
-    spare = u_own + kind.bound - u_med
+    spare = u_own + bound - u_med
     offered = sum(rate * secs for _, secs, rate in segs)
     allowed = sum(qcmetrics.max_full_share(spare * secs, rate * secs, full,
                                            cal["cost_deg"]) * rate * secs
@@ -751,7 +751,7 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
            else over_reps["s2xx"] * frac / offered,
            "full_ideal": ideal,
            "ideal_run": ideal_at_run_costs(
-               kind, cal, [segs[i] for i in inside], own,
+               kind.bound, cal, [segs[i] for i in inside], own,
                qcmetrics.percentile(us, 50),
                over_reps["s2xx"] * frac if frac is not None else None,
                over_reps["s2xx"] * (1 - frac) if frac is not None else 0,

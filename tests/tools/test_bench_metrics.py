@@ -29,7 +29,7 @@ def test_settling_index_is_reset_by_one_period_outside_the_band():
 
 def _cgi():
     import qcrobust
-    return qcrobust, qcrobust.Kind("cpu", "cgi", None, None)
+    return qcrobust, qcrobust.BOUNDS["cpu"]
 
 
 def test_ideal_at_run_costs_is_the_run_itself_at_the_bound():
