@@ -536,10 +536,12 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
                                         result["errors"], result["offered"]))
     assert basic["m"] < 1.9                     # degraded some clients
     assert basic["tree_responses"][0] > 0       # from /degraded
-    # a fresh server straight into 3x: degraded within the first period
+    # A fresh server straight into 3x degrades within its first periods,
+    # by the valve or by the loop: which one acts first depends on when
+    # the backlog shows, which the scheduler of a shared machine decides.
     assert during["controller"]["valve_firings"] >= 1
     first = next(i for i, r in enumerate(rows) if r["R"] > 0)
-    assert any(r["valve"] == 1 for r in rows[first:first + 3])
+    assert min(r["m"] for r in rows[first:first + 4]) < 1.5
     assert 0.45 <= m["mean_tail"] <= 0.70       # near the bound
     assert result["errors"] <= 0.01 * result["offered"]
     assert stale and resumed
