@@ -80,10 +80,16 @@ static double qc_cap_requests(qc_ctl_t *ctl, double *served)
     return r;
 }
 
+/* Share of what a saturated link sent that the period's completions
+ * must make up for the period to show the link's rate. */
+#define QC_CAP_OWN_BYTES 0.5
+
 /* Replies/s a saturated link put on the wire: completions count replies
  * once they are in socket buffers, so they are scaled by the bytes the
- * link sent over the bytes completed (never up).  No link sensor, or no
- * bytes: the completions. */
+ * link sent over the bytes completed (never up).  No link sensor: the
+ * completions.  < 0 when the period completed under QC_CAP_OWN_BYTES of
+ * what the link sent: it was draining earlier periods' replies (a burst
+ * ended), which says nothing of its rate. */
 static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -97,10 +103,13 @@ static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
         w += ctl->cls[i].w;
     }
     sent = ctl->u_measured * bits / 8.0;
-    if (!(bits > 0.0) || !(w > 0.0) || !(sent < w)) {
+    if (!(bits > 0.0) || !(sent > 0.0)) {
         return served;
     }
-    return served * sent / w;
+    if (!(w >= QC_CAP_OWN_BYTES * sent)) {
+        return -1.0;
+    }
+    return sent < w ? served * sent / w : served;
 }
 
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
@@ -108,7 +117,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_cap_params_t p;
     qc_cap_sample_t s;
-    double served, r = qc_cap_requests(ctl, &served), accepted;
+    double served, r = qc_cap_requests(ctl, &served), accepted, rate;
 
     if (ctl->cap_attempts >= 0.0) {
         ctl->syn_total += ctl->cap_attempts;
@@ -136,19 +145,23 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
             ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
+        rate = 0.0;
         if (qc_pi_capped(ctl->u_measured)
             && s.queue_avg < QC_CAP_QUEUE_SEEN * p.queue_limit) {
             /* A resource saturated all period is the bottleneck even
              * when the accept queues do not show it (an event MPM
              * writing to a saturated link accepts on, and the wait is
              * in socket buffers): its queue counts as full, and what it
-             * did as the service rate.  Where the accept queue does show
-             * it, the seed's reading stands. */
+             * did as the service rate, whatever was accepted (nothing,
+             * while it drains).  Where the accept queue does show it,
+             * the seed's reading stands. */
+            rate = qc_cap_link_rate(ctl, served);
             s.queue_avg = p.queue_limit;
-            s.accepted = fmin(s.accepted, qc_cap_link_rate(ctl, served)
-                              * dt / ctl->cap_rpc);
+            s.accepted = rate * dt / ctl->cap_rpc;
         }
-        qc_cap_update(&ctl->cap, &p, &s);
+        if (rate >= 0.0) {
+            qc_cap_update(&ctl->cap, &p, &s);
+        }
         if (ctl->cap.capacity > 0.0) {
             ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
             ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);
