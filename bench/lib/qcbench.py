@@ -201,6 +201,25 @@ def tx_bytes_of(pid, interface):
                        % (interface, pid))
 
 
+def tcp_counters(tb):
+    """(PassiveOpens, ListenDrops) of the server namespace."""
+    out = subprocess.run(
+        ["ip", "netns", "exec", tb.server_ns, "sh", "-c",
+         "grep ^Tcp: /proc/net/snmp; grep ^TcpExt: /proc/net/netstat"],
+        capture_output=True, text=True, timeout=30, check=True).stdout
+    lines = out.splitlines()
+    tcp = dict(zip(lines[0].split(), lines[1].split()))
+    ext = dict(zip(lines[2].split(), lines[3].split()))
+    return int(tcp["PassiveOpens"]), int(ext["ListenDrops"])
+
+
+def drop_ratio(before, after):
+    """Seed 000's drop ratio between two tcp_counters(): connection
+    attempts the listen queue dropped over all attempts."""
+    opens, drops = after[0] - before[0], after[1] - before[1]
+    return drops / float(opens + drops) if opens + drops > 0 else 0.0
+
+
 class CpuAccount:
     """CPU time of some processes and of everything they fork later
     (CGI programs, which mod_cgid reaps unaccounted), from a private

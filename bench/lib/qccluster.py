@@ -167,17 +167,20 @@ def agent_supported():
     return _AGENT[0]
 
 
-def backend_server(b, site, qosctl, agent=False):
+def backend_server(b, site, qosctl, agent=False, fixed_level=None,
+                   conf=""):
     """A BenchServer (not started) in backend b: plain Apache (module
-    not loaded, the full tree) or mod_qosctl bound to its link."""
-    conf = ("KeepAlive Off\nRemoteIPInternalProxy %s.0.0/16\n" % NET)
+    not loaded, the full tree) or mod_qosctl bound to its link (held at
+    fixed_level, if given).  conf: more directives."""
+    conf = ("KeepAlive Off\nRemoteIPInternalProxy %s.0.0/16\n" % NET
+            + conf)
     if not qosctl:
         return qcbench.BenchServer(b, site, None, conf=conf)
     extra = ""
     if agent:
         extra = "QosCtlAgentListen %s:%d\n" % (b.server_addr, AGENT_PORT)
     return qcbench.BenchServer(b, site, qcbench.qosctl_conf(
-        b, bound=BOUND, period=1, log="ctl.tsv",
+        b, bound=BOUND, period=1, log="ctl.tsv", fixed_level=fixed_level,
         model=qcbench.link_model(b.bits),
         resource="link %s %dM" % (b.server_if, b.bits / 1e6),
         extra=extra), conf=conf)

@@ -190,3 +190,43 @@ def test_cluster_quick_prints_a_row_per_policy(site):
         for server in ("plain", "qosctl"):
             assert any(line.split()[:2] == [policy, server]
                        for line in table.splitlines()), (policy, server)
+
+
+SIZING = os.path.join(qcbench.SRCDIR, "bench", "sizing")
+
+
+@pytest.mark.skipif(not shutil.which("haproxy")
+                    and not os.path.exists("/usr/sbin/haproxy"),
+                    reason="haproxy not installed (Debian package haproxy)")
+@pytest.mark.skipif(not shutil.which("ip"), reason="no ip(8) for network "
+                    "namespaces (iproute2)")
+def test_sizing_quick_runs_the_plan_on_haproxy(site):
+    """bench/sizing --quick end to end (three shaped backends behind
+    HAProxy, qosctl-plan's day at a second an hour, twice): it finishes,
+    writes a row per hour of each pass, takes servers out of rotation
+    where the plan says so, and prints a saving per power model.  What
+    the schedule saves and drops is bench/sizing's to print, not
+    asserted on a shared machine."""
+    import csv
+    import subprocess
+    out = tempfile.mkdtemp(prefix="qosctl-sizing-")
+    try:
+        p = subprocess.run(
+            [sys.executable, SIZING, "--quick", "--site", site, "--out", out,
+             "--prefix", "qz%d" % (os.getpid() % 1000)],
+            capture_output=True, text=True, timeout=600)
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        assert p.returncode == 0
+        assert "Traceback" not in p.stdout + p.stderr
+        with open(os.path.join(out, "hours.tsv")) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    every = [r for r in rows if r["pass"] == "all"]
+    sized = [r for r in rows if r["pass"] == "sized"]
+    assert len(every) == len(sized) == 24
+    assert {int(r["on"]) for r in every} == {3}
+    assert min(int(r["on"]) for r in sized) == 1
+    assert max(int(r["on"]) for r in sized) == 3
+    assert all(int(float(r["offered"])) > 0 for r in rows)
+    assert p.stdout.count("saving") == 2
