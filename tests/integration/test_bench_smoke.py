@@ -161,11 +161,17 @@ def test_robustness_runs_one_scenario_on_three_servers(site):
 CLUSTER = os.path.join(qcbench.SRCDIR, "bench", "cluster")
 
 
-@pytest.mark.skipif(not shutil.which("haproxy")
-                    and not os.path.exists("/usr/sbin/haproxy"),
-                    reason="haproxy not installed (Debian package haproxy)")
-@pytest.mark.skipif(not shutil.which("ip"), reason="no ip(8) for network "
-                    "namespaces (iproute2)")
+def needs_cluster(test):
+    """Skip test without HAProxy or ip(8): bench/lib/qccluster's parts."""
+    test = pytest.mark.skipif(
+        not shutil.which("haproxy") and not os.path.exists(
+            "/usr/sbin/haproxy"),
+        reason="haproxy not installed (Debian package haproxy)")(test)
+    return pytest.mark.skipif(not shutil.which("ip"), reason="no ip(8) "
+                              "for network namespaces (iproute2)")(test)
+
+
+@needs_cluster
 def test_cluster_quick_prints_a_row_per_policy(site):
     """bench/cluster --quick end to end (HAProxy over three shaped
     backends, two rates per policy, 2 s each): only that it finishes,
@@ -195,11 +201,7 @@ def test_cluster_quick_prints_a_row_per_policy(site):
 SIZING = os.path.join(qcbench.SRCDIR, "bench", "sizing")
 
 
-@pytest.mark.skipif(not shutil.which("haproxy")
-                    and not os.path.exists("/usr/sbin/haproxy"),
-                    reason="haproxy not installed (Debian package haproxy)")
-@pytest.mark.skipif(not shutil.which("ip"), reason="no ip(8) for network "
-                    "namespaces (iproute2)")
+@needs_cluster
 def test_sizing_quick_runs_the_plan_on_haproxy(site):
     """bench/sizing --quick end to end (three shaped backends behind
     HAProxy, qosctl-plan's day at a second an hour, twice): it finishes,
