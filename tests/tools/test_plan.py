@@ -295,15 +295,17 @@ def test_qosctl_log_two_hosts_two_classes(tmp_path):
     assert "saving" in out.stdout
 
 
-@pytest.mark.parametrize("lower", [False, True])
-def test_capacity_from_status(lower, capsys):
+@pytest.mark.parametrize("lower,degraded", [(False, False), (True, False),
+                                            (False, True)])
+def test_capacity_from_status(lower, degraded, capsys):
     srv, t, seen = serve_once({"capacity": {
         "requests_per_second": 200.0, "full_quality": 150.0,
         "lower_bound": lower}})
     try:
         code = P.main(["-n", "3", "--synthetic-day", "300", "--json",
                        "--from-status", "http://127.0.0.1:%d/qosctl-status"
-                       % srv.server_port])
+                       % srv.server_port] + (["--degraded"] if degraded
+                                             else []))
     finally:
         t.join(10)
         srv.server_close()
@@ -311,8 +313,11 @@ def test_capacity_from_status(lower, capsys):
     assert code == 0
     assert seen == ["/qosctl-status?format=json"]
     got = json.loads(out.out)
-    assert got["capacity"] == 200
+    # full quality unless asked: a plan for the replies the sites serve
+    assert got["capacity"] == (200 if degraded else 150)
     assert got["capacity_source"].startswith("--from-status http://")
+    assert ("as degraded" if degraded else "full quality") in \
+        got["capacity_source"]
     if lower:
         assert "lower bound" in got["capacity_source"]
         assert len(out.err.splitlines()) == 1
@@ -412,6 +417,7 @@ OK = ["-n", "4", "--capacity", "100", "--synthetic-day", "900"]
     OK + ["--level", "1.01"],
     OK + ["--level", "nan"],
     OK + ["--power", "100"],
+    OK + ["--degraded"],
     OK + ["--power", "100,200,300"],
     OK + ["--power", "a,b"],
     OK + ["--power", "200,100"],
