@@ -168,14 +168,15 @@ def agent_supported():
 
 
 def backend_server(b, site, qosctl, agent=False, fixed_level=None,
-                   conf=""):
+                   conf="", **kw):
     """A BenchServer (not started) in backend b: plain Apache (module
     not loaded, the full tree) or mod_qosctl bound to its link (held at
-    fixed_level, if given).  conf: more directives."""
+    fixed_level, if given).  conf: more directives; kw: BenchServer's
+    (mpm, mpm_conf)."""
     conf = ("KeepAlive Off\nRemoteIPInternalProxy %s.0.0/16\n" % NET
             + conf)
     if not qosctl:
-        return qcbench.BenchServer(b, site, None, conf=conf)
+        return qcbench.BenchServer(b, site, None, conf=conf, **kw)
     extra = ""
     if agent:
         extra = "QosCtlAgentListen %s:%d\n" % (b.server_addr, AGENT_PORT)
@@ -183,7 +184,7 @@ def backend_server(b, site, qosctl, agent=False, fixed_level=None,
         b, bound=BOUND, period=1, log="ctl.tsv", fixed_level=fixed_level,
         model=qcbench.link_model(b.bits),
         resource="link %s %dM" % (b.server_if, b.bits / 1e6),
-        extra=extra), conf=conf)
+        extra=extra), conf=conf, **kw)
 
 
 def tx_bytes(srv):
@@ -241,9 +242,11 @@ backend be
 
 class HAProxy(qcharness._Server):
     """HAProxy 2.6 in the balancer namespace, in the foreground (-db),
-    ended by its pid."""
+    ended by its pid.  check: each server's health check options ("":
+    none, the server is taken as up)."""
 
-    def __init__(self, c, policy, servers, cpus=qcbench.CLIENT_CPUS):
+    def __init__(self, c, policy, servers, cpus=qcbench.CLIENT_CPUS,
+                 check="check inter 2s"):
         self.dir = tempfile.mkdtemp(prefix="qosctl-haproxy-")
         self.sock = os.path.join(self.dir, "haproxy.sock")
         self.port = qcharness.free_port()
@@ -252,8 +255,8 @@ class HAProxy(qcharness._Server):
         self.error_log = os.path.join(self.dir, "haproxy.log")
         lines = []
         for b, srv in zip(c.backends, servers):
-            s = "    server %s %s:%d weight 100 check inter 2s" % (
-                b.name, b.server_addr, srv.port)
+            s = "    server %s %s:%d weight 100 %s" % (
+                b.name, b.server_addr, srv.port, check)
             if policy == "agent":
                 s += " agent-check agent-port %d agent-inter 1s" % (
                     AGENT_PORT)
@@ -353,11 +356,12 @@ class Balancer:
     """tools/qosctl-balance beside HAProxy (the delta policy), in the
     balancer namespace, ended by its pid."""
 
-    def __init__(self, c, hap, seconds, out_log=None):
+    def __init__(self, c, hap, seconds, out_log=None, interval=1,
+                 extra=()):
         self.cmd = ["ip", "netns", "exec", c.lb_ns, sys.executable,
                     BALANCE, "--socket", hap.sock, "--backend", "be",
-                    "--metric", "syn", "--interval", "1", "--duration",
-                    "%d" % max(1, int(seconds))]
+                    "--metric", "syn", "--interval", "%g" % interval,
+                    "--duration", "%d" % max(1, int(seconds))] + list(extra)
         self.log = out_log or os.path.join(hap.dir, "balance.log")
         self.proc = None
 

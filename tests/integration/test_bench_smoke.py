@@ -232,3 +232,36 @@ def test_sizing_quick_runs_the_plan_on_haproxy(site):
     assert max(int(r["on"]) for r in sized) == 3
     assert all(int(float(r["offered"])) > 0 for r in rows)
     assert p.stdout.count("saving") == 2
+
+
+SHIFT = os.path.join(qcbench.SRCDIR, "bench", "shift")
+
+
+@needs_cluster
+def test_shift_quick_moves_traffic_off_the_smallest_backend(site):
+    """bench/shift --quick end to end (qosctl-balance's proportional
+    delta shift on the SYN metric, real HAProxy, three plain backends
+    at 100/50/25 Mbit/s offered 1.2 times what they carry): it
+    finishes, logs an update per interval, and the rule's first cut is
+    the 25 Mbit/s backend's, which equal weights overload 2.8 times,
+    and it ends below the 100 Mbit/s one.  How fast and how close the
+    shares come to the capacities is bench/shift's to print."""
+    import csv
+    import subprocess
+    out = tempfile.mkdtemp(prefix="qosctl-shift-")
+    try:
+        p = subprocess.run(
+            [sys.executable, SHIFT, "--quick", "--site", site, "--out", out,
+             "--prefix", "qh%d" % (os.getpid() % 1000)],
+            capture_output=True, text=True, timeout=600)
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        assert p.returncode == 0
+        assert "Traceback" not in p.stdout + p.stderr
+        with open(os.path.join(out, "updates.tsv")) as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    assert len(rows) >= 4
+    assert rows[0]["cut"] == "b3"
+    last = [r for r in rows if r["w_b1"] != "NA" and r["w_b3"] != "NA"][-1]
+    assert float(last["w_b3"]) < float(last["w_b1"])
