@@ -176,6 +176,17 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
 void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s);
 
 /*
+ * The resource's capacity changed by 1/s (qc_sensors_rescale: a shaper
+ * turned down to a quarter, s = 4): the model's costs and background,
+ * the readings kept and the load decided are s times what they were,
+ * the capacity estimates 1/s times, and no level is known to saturate.
+ * Unscaled, the fit took the jump of every reading at unchanged
+ * arrivals for background load (bench/cluster's cut of a backend from
+ * 100 to 25 Mbit/s: d 0.81, the costs 0, for 20 periods).
+ */
+void qc_ctl_rescale(qc_ctl_t *ctl, double s);
+
+/*
  * One tick within a period: dt seconds since the last tick, u_tick the
  * sensors' reading over it (< 0: unknown).  A jump of load that
  * saturates the resource sends best effort to the lowest tree at once,

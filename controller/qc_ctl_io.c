@@ -327,7 +327,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
     qc_sensors_max(fast, cfg->nsensors, last);
     while (!*stop) {
         struct timespec ts;
-        double now, cpu0;
+        double now, cpu0, u;
 
         next += tick_len;
         ts.tv_sec = (time_t)next;
@@ -356,9 +356,10 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
                     qc_sensors_max(fast, cfg->nsensors, now));
         last_tick = now;
         qc_link_queue(ctl);
-        qc_ctl_step(ctl, now - last,
-                    qc_sensors_max(cfg->sensors, cfg->nsensors, now),
-                    queued, apr_time_now());
+        u = qc_sensors_max(cfg->sensors, cfg->nsensors, now);
+        qc_ctl_rescale(ctl, qc_sensors_rescale(cfg->sensors,
+                                               cfg->nsensors));
+        qc_ctl_step(ctl, now - last, u, queued, apr_time_now());
         last = now;
         qc_power_publish(cfg, now);
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)

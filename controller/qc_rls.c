@@ -455,6 +455,20 @@ double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
     return sqrt(fmax(rls_gain(rls, phi, pphi), 0.0) / var0);
 }
 
+void qc_rls_scale(qc_rls_t *rls, double s)
+{
+    int i;
+
+    if (!(s > 0.0) || !isfinite(s)) {
+        return;
+    }
+    for (i = 0; i < NP; i++) {
+        rls->theta[i] *= s;
+    }
+    rls->err2 *= s * s;
+    project_box(rls);
+}
+
 double qc_rls_trace(const qc_rls_t *rls)
 {
     return trace_of(rls);

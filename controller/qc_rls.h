@@ -116,6 +116,16 @@ double qc_rls_d(const qc_rls_t *rls);
  */
 void qc_rls_limit_d(qc_rls_t *rls, double d_max);
 
+/*
+ * The resource's capacity changed by 1/s (a shaper turned down to a
+ * quarter: s = 4): every cost and the background, in units of that
+ * resource, are s times what they were.  The covariance stays, since
+ * it depends on the regressors alone (up to the noise, which scales
+ * alike); the residual's mean square scales by s^2.  s <= 0 or not
+ * finite: nothing changes.
+ */
+void qc_rls_scale(qc_rls_t *rls, double s);
+
 /* Trace of the (scaled) covariance, for monitoring. */
 double qc_rls_trace(const qc_rls_t *rls);
 

@@ -1,5 +1,6 @@
 /* Licensed under the Apache License, Version 2.0. */
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,9 +346,26 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
     }
     s->bits_per_s = bits_per_s;
     s->rate_now = bits_per_s;
+    s->rate_seen = bits_per_s;
     s->ifindex = (int)if_nametoindex(ifname);
     s->sample = qc_link_sample;
     return 0;
+}
+
+double qc_sensors_rescale(qc_sensor_t *s, unsigned n)
+{
+    double f;
+
+    if (n != 1 || !(s->bits_per_s > 0.0) || !(s->rate_now > 0.0)
+        || !(s->rate_seen > 0.0)) {
+        return 1.0;
+    }
+    f = s->rate_seen / s->rate_now;
+    if (fabs(f - 1.0) <= QC_SENSOR_RATE_STEP) {
+        return 1.0;
+    }
+    s->rate_seen = s->rate_now;
+    return f;
 }
 
 double qc_sensors_max(qc_sensor_t *s, unsigned n, double now)

@@ -27,6 +27,7 @@ struct qc_sensor {
     char all_cpus[256];         /* cgroup: cpulist file of every CPU */
     double bits_per_s;          /* link: as declared */
     double rate_now;            /* link: what it can send (qc_linkrate.h) */
+    double rate_seen;           /* link: rate_now at qc_sensors_rescale */
     int ifindex;                /* link: 0 unknown */
     char speed[256];            /* link: its speed file */
     double prev_time;
@@ -68,6 +69,18 @@ int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
  */
 int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
                         const char *ifname, double bits_per_s);
+
+/*
+ * How much the resource shrank since the last call: old over new rate
+ * of the one sensor when it is a link whose rate moved by more than
+ * QC_SENSOR_RATE_STEP either way (a shaper turned down to a quarter:
+ * 4; back up: 0.25), else 1.  With several sensors, 1: which of them
+ * the readings were fitted to is not known.
+ */
+double qc_sensors_rescale(qc_sensor_t *s, unsigned n);
+
+/* Relative change of a link's rate that is a new link, not jitter. */
+#define QC_SENSOR_RATE_STEP 0.01
 
 /* The largest of n readings (paper eq. 9); < 0 when none is known. */
 double qc_sensors_max(qc_sensor_t *s, unsigned n, double now);

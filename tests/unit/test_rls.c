@@ -555,6 +555,57 @@ START_TEST(test_per_tree_costs)
 END_TEST
 
 /*
+ * A link turned down to a quarter: the fitted costs and background, in
+ * units of the link, are four times what they were; the covariance,
+ * which the regressors alone make, stays.  Then the fit goes on as if
+ * it had learnt the smaller link.
+ */
+START_TEST(test_scale_for_a_smaller_resource)
+{
+    unsigned long long rng = 99;
+    qc_rls_t rls;
+    double a0, b0, d0, t0;
+    int i;
+
+    qc_rls_init(&rls, 1e-4, 5e-9, 5e-5, QC_RLS_LAMBDA);
+    for (i = 0; i < 300; i++) {
+        qc_rls_sample_t x;
+        double r = 20.0 + 80.0 * sim_rand_unit(&rng), u;
+
+        memset(&x, 0, sizeof(x));
+        x.r[0] = r;
+        x.w = r * 20000.0 * (0.5 + sim_rand_unit(&rng));
+        u = 1e-3 * x.r[0] + 2e-8 * x.w + 0.02;
+        qc_rls_update(&rls, &x, u * (1.0 + NOISE * sim_rand_noise(&rng)));
+    }
+    a0 = qc_rls_a(&rls);
+    b0 = qc_rls_b(&rls);
+    d0 = qc_rls_d(&rls);
+    t0 = qc_rls_trace(&rls);
+    qc_rls_scale(&rls, 4.0);
+    assert_rel(qc_rls_a(&rls), 4.0 * a0, 1e-9);
+    assert_rel(qc_rls_b(&rls), 4.0 * b0, 1e-9);
+    assert_rel(qc_rls_d(&rls), 4.0 * d0, 1e-9);
+    assert_rel(qc_rls_trace(&rls), t0, 1e-12);
+    qc_rls_scale(&rls, 0.0);                    /* ignored */
+    qc_rls_scale(&rls, NAN);
+    assert_rel(qc_rls_a(&rls), 4.0 * a0, 1e-9);
+    for (i = 0; i < 50; i++) {
+        qc_rls_sample_t x;
+        double r = 5.0 + 20.0 * sim_rand_unit(&rng), u;
+
+        memset(&x, 0, sizeof(x));
+        x.r[0] = r;
+        x.w = r * 20000.0 * (0.5 + sim_rand_unit(&rng));
+        u = 4.0 * (1e-3 * x.r[0] + 2e-8 * x.w + 0.02);
+        qc_rls_update(&rls, &x, u * (1.0 + NOISE * sim_rand_noise(&rng)));
+    }
+    assert_rel(qc_rls_a(&rls), 4e-3, 0.15);
+    ck_assert(fabs(qc_rls_d(&rls) - 0.08) < 0.03);
+}
+END_TEST
+
+/*
  * Cold start into overload with a prior ten times too low: every
  * reading is saturated, yet the censored updates raise the model to
  * at least what the sensor shows.
@@ -614,6 +665,7 @@ static Suite *rls_suite(void)
 
     tcase_add_test(tc, test_per_tree_costs);
     tcase_add_test(tc, test_censored_cold_start);
+    tcase_add_test(tc, test_scale_for_a_smaller_resource);
 
     tcase_add_test(tc, test_recovers_model);
     tcase_add_test(tc, test_large_magnitudes);

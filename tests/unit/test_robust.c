@@ -45,6 +45,7 @@ typedef struct {
                                  * (php-fpm's queue finishing its work) */
     double prev;
     double noise;               /* relative, if not 0.02 */
+    double scale;               /* every cost times this, if not 0 */
 } cpu_plant_t;
 
 /* One period at the level in the segment; returns the sensor reading. */
@@ -61,8 +62,9 @@ static double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
         n[i] = pl->r * (1.0 - (m - i));
         n[i + 1] = pl->r * (m - i);
     }
-    work += n[0] * COST_REJ + n[1] * (pl->snap > 0.0 ? pl->snap : COST_SNAP)
-            + n[2] * COST_FULL + pl->r * pl->conn;
+    work += (n[0] * COST_REJ + n[1] * (pl->snap > 0.0 ? pl->snap : COST_SNAP)
+             + n[2] * COST_FULL + pl->r * pl->conn)
+            * (pl->scale > 0.0 ? pl->scale : 1.0);
     done = work > 1.0 ? 1.0 / work : 1.0;       /* share completed */
     for (k = 0; k <= 2; k++) {
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n[k]);
@@ -145,7 +147,7 @@ static int cold_step(double prior, double times, double bound,
                      double *tail_u, double *tail_m, double *rejected)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 5.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     qc_class_shm_t *cs;
     int period, settled = -1;
     double u = 0.0, rej0 = 0.0;
@@ -223,7 +225,7 @@ END_TEST
 START_TEST(test_refusal_dearer_than_a_snapshot)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 13, 0.0, 5e-5, 0.5, 0.0, 0.0 };
+    cpu_plant_t pl = { 5.0, 0.0, 13, 0.0, 5e-5, 0.5, 0.0, 0.0, 0.0 };
     qc_class_shm_t *cs;
     int period, falls = 0;
     double tail_u = 0.0, m_prev = 2.0;
@@ -267,7 +269,7 @@ END_TEST
 START_TEST(test_held_bound_is_no_valve)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.0, 29, 0.0, 0.0, 0.0, 0.0, 0.15 };
+    cpu_plant_t pl = { 0.0, 0.0, 29, 0.0, 0.0, 0.0, 0.0, 0.15, 0.0 };
     qc_class_shm_t *cs;
     int period, valved = 0;
     double tail_u = 0.0;
@@ -299,7 +301,7 @@ START_TEST(test_light_load_high_prior_recovers)
 {
     rig_t g;
     /* U 0.15 at full quality */
-    cpu_plant_t pl = { 50.0, 0.0, 11, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 50.0, 0.0, 11, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period, top_since = -1;
 
     rig_init(&g, 10.0 * COST_FULL, 0.6);
@@ -331,7 +333,7 @@ END_TEST
 START_TEST(test_background_load_not_shed)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.7, 13, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 0.0, 0.7, 13, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period, top = 0;
 
     rig_init(&g, COST_FULL, 0.6);
@@ -362,7 +364,7 @@ END_TEST
 START_TEST(test_no_rejection_that_relieves_nothing)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 19, 1.5e-3, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 5.0, 0.0, 19, 1.5e-3, 0.0, 0.0, 0.0, 0.0, 0.0 };
     double rejected = 0.0, n = 0.0;
     int period;
 
@@ -395,7 +397,7 @@ END_TEST
 START_TEST(test_light_load_under_a_hog_is_served)
 {
     rig_t g;
-    cpu_plant_t pl = { 400.0, 0.0, 23, 2e-3, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 400.0, 0.0, 23, 2e-3, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period;
 
     rig_init(&g, COST_FULL, 0.6);
@@ -425,7 +427,8 @@ START_TEST(test_idle_host_takes_nothing)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(2));
-    cpu_plant_t pl = { 2.0 / COST_FULL, 0.0, 17, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 2.0 / COST_FULL, 0.0, 17, 0.0, 0.0, 0.0, 0.0, 0.0,
+                       0.0 };
     double tail = 0.0;
     int period, k;
     unsigned i;
@@ -537,7 +540,7 @@ START_TEST(test_refit_is_no_fall_of_load)
 {
     rig_t g;
     /* U 0.45 at full quality */
-    cpu_plant_t pl = { 150.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    cpu_plant_t pl = { 150.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period, i;
     double k_before;
 
@@ -608,6 +611,67 @@ START_TEST(test_calibration)
 }
 END_TEST
 
+/*
+ * The resource shrinks to a quarter under a load the full tree carried
+ * (a shaper turned down: bench/cluster's capacity change), and the
+ * controller is told (qc_ctl_rescale, as qc_ctl_run does when a link's
+ * rate moves).  Unscaled, the fit took the jump of every reading at
+ * unchanged arrivals for background load.  Returns the periods after
+ * the cut until U stays within the bound + 0.1; *d the fitted
+ * background and *m the level at the end.
+ */
+static int shrink(int told, double *d, double *m)
+{
+    rig_t g;
+    cpu_plant_t pl = { 0.0, 0.0, 21, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    qc_class_shm_t *cs;
+    int period, settled = -1;
+
+    rig_init(&g, COST_FULL, 0.6);
+    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+    pl.r = 0.8 * 0.6 / COST_FULL;
+    for (period = -40; period < 40; period++) {
+        double u;
+
+        if (period == 0) {
+            pl.scale = 4.0;
+        }
+        u = cpu_period(&pl, cs);
+        if (period == 0 && told) {
+            qc_ctl_rescale(&g.ctl, 4.0);
+        }
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 41) * 1000000);
+        ck_assert(rig_level(&g) >= 1.0 - 1e-6);     /* snapshots carry it */
+        if (period >= 0) {
+            if (u > 0.7) {
+                settled = -1;
+            }
+            else if (settled < 0) {
+                settled = period;
+            }
+        }
+    }
+    *d = g.ctl.model.d;
+    *m = rig_level(&g);
+    return settled;
+}
+
+START_TEST(test_resource_shrinks_under_load)
+{
+    double d, m, d_blind, m_blind;
+    int told = shrink(1, &d, &m), blind = shrink(0, &d_blind, &m_blind);
+
+    printf("resource cut to a quarter at 0.8 of the bound: told, U within "
+           "bound+0.1 after %d periods, d %.3f, m %.3f; not told: %d, d "
+           "%.3f, m %.3f\n", told, d, m, blind, d_blind, m_blind);
+    ck_assert_int_ge(told, 0);
+    ck_assert_int_le(told, 5);
+    ck_assert(d < 0.1);
+    /* a quarter of the CPU: about 29% full pages hold the bound */
+    ck_assert(m > 1.1 && m < 1.6);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("qc_robust");
@@ -628,6 +692,7 @@ int main(void)
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
     tcase_add_test(tc, test_refit_is_no_fall_of_load);
+    tcase_add_test(tc, test_resource_shrinks_under_load);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();

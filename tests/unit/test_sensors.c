@@ -169,6 +169,39 @@ START_TEST(test_link_sensor_divides_by_the_least_rate)
 }
 END_TEST
 
+/* A shaper turned down to a quarter is said once, as 4; back up, as a
+ * quarter; jitter under 1% and several sensors say nothing. */
+START_TEST(test_link_rate_change_rescales_once)
+{
+    char dir[] = QC_NET_DIR;
+    char path[256], speed[256];
+    qc_sensor_t s[2];
+
+    fake_interface(dir, "qcx8", path, sizeof(path));
+    snprintf(speed, sizeof(speed), "%s/qcx8/speed", dir);
+    write_file(speed, "1000\n");
+    write_file(path, "0\n");
+    ck_assert_int_eq(qc_sensor_link_init(&s[0], dir, "qcx8", 100e6), 0);
+    s[0].sample(&s[0], 1.0);
+    ck_assert(qc_sensors_rescale(s, 1) == 1.0);
+    write_file(speed, "25\n");
+    s[0].sample(&s[0], 2.0);
+    ck_assert(NEAR(qc_sensors_rescale(s, 1), 4.0));
+    ck_assert(qc_sensors_rescale(s, 1) == 1.0);
+    write_file(speed, "1000\n");
+    s[0].sample(&s[0], 3.0);
+    ck_assert(NEAR(qc_sensors_rescale(s, 1), 0.25));
+    s[0].rate_now = 99.5e6;                     /* jitter */
+    ck_assert(qc_sensors_rescale(s, 1) == 1.0);
+    s[1] = s[0];
+    s[0].rate_now = 25e6;
+    ck_assert(qc_sensors_rescale(s, 2) == 1.0);
+    ck_assert_int_eq(qc_sensor_cpu_init(&s[1], "/proc/stat", NULL), 0);
+    ck_assert(qc_sensors_rescale(&s[1], 1) == 1.0);     /* no link */
+    drop_interface(dir, "qcx8");
+}
+END_TEST
+
 /* QosCtlResource cpu 1,3: the listed CPUs only, and the name says so. */
 START_TEST(test_cpulist_sensor)
 {
@@ -448,6 +481,7 @@ int main(void)
     tcase_add_test(tc, test_cpu_sensor_counts_only_allowed_cpus);
     tcase_add_test(tc, test_link_sensor_and_maximum);
     tcase_add_test(tc, test_link_sensor_divides_by_the_least_rate);
+    tcase_add_test(tc, test_link_rate_change_rescales_once);
     tcase_add_test(tc, test_cpulist_sensor);
     tcase_add_test(tc, test_cpu_offline_between_samples_is_unknown);
     tcase_add_test(tc, test_cpu_counter_backwards_is_unknown);

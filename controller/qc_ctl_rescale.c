@@ -1,0 +1,51 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/* The bottleneck's capacity changed: everything counted in its units. */
+
+#include <math.h>
+
+#include "qc_controller.h"
+#include "qc_ctl_private.h"
+
+static void qc_scale_reading(double *u, double s)
+{
+    if (*u > 0.0) {
+        *u *= s;
+    }
+}
+
+void qc_ctl_rescale(qc_ctl_t *ctl, double s)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    if (!(s > 0.0) || !isfinite(s) || s == 1.0) {
+        return;
+    }
+    qc_rls_scale(&ctl->rls, s);
+    qc_ctl_model_from_rls(ctl);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            cl->u_model *= s;
+            cl->u *= s;
+        }
+    }
+    ctl->prev_u_model *= s;
+    ctl->backlog *= s;
+    ctl->excess *= s;
+    qc_scale_reading(&ctl->u_unsaturated, s);
+    qc_scale_reading(&ctl->prev_u, s);
+    qc_scale_reading(&ctl->floor_cur, s);
+    qc_scale_reading(&ctl->floor_prev, s);
+    /* A level that saturated the old capacity says nothing of the new. */
+    qc_ceiling_init(&ctl->ceiling);
+    if (ctl->capacity > 0.0) {
+        ctl->capacity /= s;
+    }
+    if (ctl->capacity_full > 0.0) {
+        ctl->capacity_full /= s;
+    }
+}
