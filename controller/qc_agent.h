@@ -73,7 +73,7 @@ int qc_agent_weight(const qc_agent_view_t *v);
 double qc_agent_smooth(double prev, double target, double dt, double tau);
 
 /* Time constant of that filter, in control periods. */
-#define QC_AGENT_TAU_PERIODS 5.0
+#define QC_AGENT_TAU_PERIODS 3.0
 
 /* The reply line, "55% maxconn:150\n", for weight w (qc_agent_weight,
  * perhaps smoothed), NUL-terminated in buf; returns its length (0 when
