@@ -554,6 +554,25 @@ START_TEST(test_per_tree_costs)
 }
 END_TEST
 
+/* n periods of a link-like site whose costs are `scale` times (1e-3
+ * s/request, 2e-8 s/byte, background 0.02), at rates from r_low. */
+static void feed_link(qc_rls_t *rls, unsigned long long *rng, double scale,
+                      double r_low, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        qc_rls_sample_t x;
+        double r = r_low * (1.0 + 4.0 * sim_rand_unit(rng)), u;
+
+        memset(&x, 0, sizeof(x));
+        x.r[0] = r;
+        x.w = r * 20000.0 * (0.5 + sim_rand_unit(rng));
+        u = scale * (1e-3 * x.r[0] + 2e-8 * x.w + 0.02);
+        qc_rls_update(rls, &x, u * (1.0 + NOISE * sim_rand_noise(rng)));
+    }
+}
+
 /*
  * A link turned down to a quarter: the fitted costs and background, in
  * units of the link, are four times what they were; the covariance,
@@ -565,19 +584,9 @@ START_TEST(test_scale_for_a_smaller_resource)
     unsigned long long rng = 99;
     qc_rls_t rls;
     double a0, b0, d0, t0;
-    int i;
 
     qc_rls_init(&rls, 1e-4, 5e-9, 5e-5, QC_RLS_LAMBDA);
-    for (i = 0; i < 300; i++) {
-        qc_rls_sample_t x;
-        double r = 20.0 + 80.0 * sim_rand_unit(&rng), u;
-
-        memset(&x, 0, sizeof(x));
-        x.r[0] = r;
-        x.w = r * 20000.0 * (0.5 + sim_rand_unit(&rng));
-        u = 1e-3 * x.r[0] + 2e-8 * x.w + 0.02;
-        qc_rls_update(&rls, &x, u * (1.0 + NOISE * sim_rand_noise(&rng)));
-    }
+    feed_link(&rls, &rng, 1.0, 20.0, 300);
     a0 = qc_rls_a(&rls);
     b0 = qc_rls_b(&rls);
     d0 = qc_rls_d(&rls);
@@ -590,16 +599,7 @@ START_TEST(test_scale_for_a_smaller_resource)
     qc_rls_scale(&rls, 0.0);                    /* ignored */
     qc_rls_scale(&rls, NAN);
     assert_rel(qc_rls_a(&rls), 4.0 * a0, 1e-9);
-    for (i = 0; i < 50; i++) {
-        qc_rls_sample_t x;
-        double r = 5.0 + 20.0 * sim_rand_unit(&rng), u;
-
-        memset(&x, 0, sizeof(x));
-        x.r[0] = r;
-        x.w = r * 20000.0 * (0.5 + sim_rand_unit(&rng));
-        u = 4.0 * (1e-3 * x.r[0] + 2e-8 * x.w + 0.02);
-        qc_rls_update(&rls, &x, u * (1.0 + NOISE * sim_rand_noise(&rng)));
-    }
+    feed_link(&rls, &rng, 4.0, 5.0, 50);
     assert_rel(qc_rls_a(&rls), 4e-3, 0.15);
     ck_assert(fabs(qc_rls_d(&rls) - 0.08) < 0.03);
 }
