@@ -346,7 +346,6 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
     }
     s->bits_per_s = bits_per_s;
     s->rate_now = bits_per_s;
-    s->rate_seen = bits_per_s;
     s->ifindex = (int)if_nametoindex(ifname);
     s->sample = qc_link_sample;
     return 0;
@@ -356,8 +355,13 @@ double qc_sensors_rescale(qc_sensor_t *s, unsigned n)
 {
     double f;
 
-    if (n != 1 || !(s->bits_per_s > 0.0) || !(s->rate_now > 0.0)
-        || !(s->rate_seen > 0.0)) {
+    if (n != 1 || !(s->bits_per_s > 0.0) || !(s->rate_now > 0.0)) {
+        return 1.0;
+    }
+    if (!(s->rate_seen > 0.0)) {
+        /* The first rate read is where the model starts (a prior, or a
+         * state file saved at that rate), not a change. */
+        s->rate_seen = s->rate_now;
         return 1.0;
     }
     f = s->rate_seen / s->rate_now;

@@ -74,8 +74,9 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
  * How much the resource shrank since the last call: old over new rate
  * of the one sensor when it is a link whose rate moved by more than
  * QC_SENSOR_RATE_STEP either way (a shaper turned down to a quarter:
- * 4; back up: 0.25), else 1.  With several sensors, 1: which of them
- * the readings were fitted to is not known.
+ * 4; back up: 0.25), else 1.  The first call only notes the rate: a
+ * shaper below the declared rate at start is no change.  With several
+ * sensors, 1: which of them the readings were fitted to is not known.
  */
 double qc_sensors_rescale(qc_sensor_t *s, unsigned n);
 

@@ -170,7 +170,8 @@ START_TEST(test_link_sensor_divides_by_the_least_rate)
 END_TEST
 
 /* A shaper turned down to a quarter is said once, as 4; back up, as a
- * quarter; jitter under 1% and several sensors say nothing. */
+ * quarter; jitter under 1% and several sensors say nothing, and nor
+ * does a link found slower than declared at the start. */
 START_TEST(test_link_rate_change_rescales_once)
 {
     char dir[] = QC_NET_DIR;
@@ -179,10 +180,14 @@ START_TEST(test_link_rate_change_rescales_once)
 
     fake_interface(dir, "qcx8", path, sizeof(path));
     snprintf(speed, sizeof(speed), "%s/qcx8/speed", dir);
-    write_file(speed, "1000\n");
+    write_file(speed, "10\n");
     write_file(path, "0\n");
     ck_assert_int_eq(qc_sensor_link_init(&s[0], dir, "qcx8", 100e6), 0);
     s[0].sample(&s[0], 1.0);
+    ck_assert(qc_sensors_rescale(s, 1) == 1.0);     /* 10 Mbit/s at start */
+    write_file(speed, "1000\n");
+    s[0].sample(&s[0], 1.5);
+    ck_assert(NEAR(qc_sensors_rescale(s, 1), 0.1));
     ck_assert(qc_sensors_rescale(s, 1) == 1.0);
     write_file(speed, "25\n");
     s[0].sample(&s[0], 2.0);
