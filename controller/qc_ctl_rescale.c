@@ -16,23 +16,11 @@ static void qc_scale_reading(double *u, double s)
 
 void qc_ctl_rescale(qc_ctl_t *ctl, double s)
 {
-    const qc_ctl_config_t *cfg = ctl->cfg;
-    unsigned i;
-    int k;
-
     if (!(s > 0.0) || !isfinite(s) || s == 1.0) {
         return;
     }
     qc_rls_scale(&ctl->rls, s);
     qc_ctl_model_from_rls(ctl);
-    for (i = 0; i < cfg->nvs; i++) {
-        for (k = 0; k < QC_NCLASSES; k++) {
-            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-
-            cl->u_model *= s;
-            cl->u *= s;
-        }
-    }
     ctl->prev_u_model *= s;
     ctl->backlog *= s;
     ctl->excess *= s;

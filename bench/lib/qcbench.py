@@ -284,14 +284,18 @@ class CpuAccount:
         self.path = None
 
 
-def cpu_times(cpu):
+def cpu_times(cpu, steal=False):
     """(busy, total) jiffies of one CPU so far, from /proc/stat (not
-    per namespace): busy is all but idle and iowait."""
+    per namespace): busy is all but idle and iowait; steal: (busy,
+    total, steal), the time the hypervisor gave to others, within
+    busy."""
     with open("/proc/stat") as f:
         for line in f:
             if line.startswith("cpu%s " % cpu):
                 v = [int(x) for x in line.split()[1:9]]
-                return sum(v) - v[3] - v[4], sum(v)
+                v += [0] * (8 - len(v))
+                busy = sum(v) - v[3] - v[4]
+                return (busy, sum(v), v[7]) if steal else (busy, sum(v))
     raise RuntimeError("no cpu%s in /proc/stat" % cpu)
 
 

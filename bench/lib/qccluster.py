@@ -344,6 +344,14 @@ class HAProxy(qcharness._Server):
                 out[v.get("svname")] = v
         return out
 
+    def sessions(self, names):
+        """Sessions each named server of backend be took so far (show
+        stat's stot); 0 for one not found or while the socket fails."""
+        st = {}
+        with contextlib.suppress(OSError):
+            st = self.server_stats()
+        return [float(st.get(n, {}).get("stot") or 0) for n in names]
+
     def stop(self, timeout=10):
         return qcharness.stop_process(self.proc, signal.SIGTERM, timeout)
 
