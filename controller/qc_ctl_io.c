@@ -296,12 +296,12 @@ static void qc_link_queue(qc_ctl_t *ctl)
     const qc_sensor_t *s = &cfg->sensors[0];
 
     if (cfg->nsensors != 1 || !(s->bits_per_s > 0.0)
-        || !(s->rate_now > 0.0)) {
+        || !(s->cap_now > 0.0)) {
         qc_ctl_set_link_queue(ctl, -1.0, -1.0);
         return;
     }
     qc_ctl_set_link_queue(ctl, (double)qc_backlog_read_sendq(&cfg->backlog),
-                          s->rate_now / 8.0);
+                          s->cap_now / 8.0);
 }
 
 /*

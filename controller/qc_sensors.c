@@ -65,6 +65,17 @@ static double qc_share(unsigned long long a, unsigned long long prev_a,
     return (double)(a - prev_a) / (double)(b - prev_b);
 }
 
+static unsigned qc_bits_set(const unsigned char *bits, size_t len)
+{
+    unsigned n = 0;
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        n += (unsigned)__builtin_popcount(bits[i]);
+    }
+    return n;
+}
+
 static double qc_cpu_sample(qc_sensor_t *s, double now)
 {
     unsigned char seen[sizeof(s->seen)];
@@ -80,6 +91,7 @@ static double qc_cpu_sample(qc_sensor_t *s, double now)
     if (s->primed && !memcmp(seen, s->seen, sizeof(seen))) {
         u = qc_share(busy, s->prev_a, total, s->prev_b);
     }
+    s->cap_now = (double)qc_bits_set(seen, sizeof(seen));
     memcpy(s->seen, seen, sizeof(seen));
     s->prev_a = busy;
     s->prev_b = total;
@@ -249,9 +261,11 @@ static double qc_cgroup_sample(qc_sensor_t *s, double now)
         s->primed = 0;          /* the group is gone (service stopped) */
         return -1.0;
     }
+    cap = qc_cgroup_capacity(s);
+    s->cap_now = cap > 0.0 ? cap : 0.0;
     /* A group made again (a service restarted) counts from 0: unknown. */
     if (s->primed && usec >= s->prev_a && now > s->prev_time
-        && (cap = qc_cgroup_capacity(s)) > 0.0) {
+        && cap > 0.0) {
         u = (double)(usec - s->prev_a) / 1e6 / (now - s->prev_time) / cap;
         if (u > 1.0) {
             u = 1.0;            /* burst allowance, or sampling jitter */
@@ -321,10 +335,10 @@ static double qc_link_sample(qc_sensor_t *s, double now)
     }
     fclose(f);
     bytes = strtoull(buf, NULL, 10);
-    s->rate_now = qc_link_rate(s);
+    s->cap_now = qc_link_rate(s);
     if (s->primed && now > s->prev_time && bytes >= s->prev_a) {
         u = (double)(bytes - s->prev_a) * 8.0
-            / (now - s->prev_time) / s->rate_now;
+            / (now - s->prev_time) / s->cap_now;
     }
     s->prev_a = bytes;
     s->prev_time = now;
@@ -345,7 +359,7 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
         return -1;
     }
     s->bits_per_s = bits_per_s;
-    s->rate_now = bits_per_s;
+    s->cap_now = bits_per_s;
     s->ifindex = (int)if_nametoindex(ifname);
     s->sample = qc_link_sample;
     return 0;
@@ -355,20 +369,20 @@ double qc_sensors_rescale(qc_sensor_t *s, unsigned n)
 {
     double f;
 
-    if (n != 1 || !(s->bits_per_s > 0.0) || !(s->rate_now > 0.0)) {
+    if (n != 1 || !(s->cap_now > 0.0)) {
         return 1.0;
     }
-    if (!(s->rate_seen > 0.0)) {
-        /* The first rate read is where the model starts (a prior, or a
-         * state file saved at that rate), not a change. */
-        s->rate_seen = s->rate_now;
+    if (!(s->cap_seen > 0.0)) {
+        /* The first capacity read is where the model starts (a prior,
+         * or a state file saved at that capacity), not a change. */
+        s->cap_seen = s->cap_now;
         return 1.0;
     }
-    f = s->rate_seen / s->rate_now;
-    if (fabs(f - 1.0) <= QC_SENSOR_RATE_STEP) {
+    f = s->cap_seen / s->cap_now;
+    if (fabs(f - 1.0) <= QC_SENSOR_CAP_STEP) {
         return 1.0;
     }
-    s->rate_seen = s->rate_now;
+    s->cap_seen = s->cap_now;
     return f;
 }
 

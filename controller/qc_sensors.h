@@ -26,8 +26,10 @@ struct qc_sensor {
     char path[256];             /* /proc/stat, tx_bytes, cgroup directory */
     char all_cpus[256];         /* cgroup: cpulist file of every CPU */
     double bits_per_s;          /* link: as declared */
-    double rate_now;            /* link: what it can send (qc_linkrate.h) */
-    double rate_seen;           /* link: rate_now at qc_sensors_rescale */
+    /* What a reading is divided by, in the sensor's unit: a link's bits/s
+     * (qc_linkrate.h), a cgroup's or the CPU set's CPUs; 0 unknown. */
+    double cap_now;
+    double cap_seen;            /* cap_now at qc_sensors_rescale */
     int ifindex;                /* link: 0 unknown */
     char speed[256];            /* link: its speed file */
     double prev_time;
@@ -41,7 +43,8 @@ struct qc_sensor {
  * Busy fraction of the CPUs marked in cpus (QC_SENSOR_MAX_CPUS flags),
  * from a /proc/stat-format file.  cpus == NULL counts every CPU.  When
  * the set of those CPUs that are online changes between two samples,
- * the second is unknown: the sums jump by a whole CPU's history.
+ * the second is unknown: the sums jump by a whole CPU's history.  The
+ * number online is cap_now.
  */
 int qc_sensor_cpu_init(qc_sensor_t *s, const char *proc_stat,
                        const unsigned char *cpus);
@@ -54,8 +57,8 @@ int qc_sensor_cpu_init(qc_sensor_t *s, const char *proc_stat,
  * without cpu.max, and at most the number of CPUs of its cpuset
  * (cpuset.cpus.effective of the group or the nearest ancestor having
  * one; else the cpulist file all_cpus, e.g.
- * /sys/devices/system/cpu/online).  Limits are read every sample, so
- * `systemctl set-property` takes effect at once.
+ * /sys/devices/system/cpu/online).  Limits are read every sample
+ * (cap_now), so `systemctl set-property` takes effect at once.
  */
 int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
                           const char *all_cpus);
@@ -65,23 +68,24 @@ int qc_sensor_cgroup_init(qc_sensor_t *s, const char *dir,
  * <sys_net>/<ifname>/statistics/tx_bytes (sys_net: /sys/class/net).
  * The rate is the least of bits_per_s, the rate of a root tbf shaping
  * the interface and the speed in <sys_net>/<ifname>/speed, read at
- * every sample (rate_now): a shaper turned down is a smaller link.
+ * every sample (cap_now): a shaper turned down is a smaller link.
  */
 int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
                         const char *ifname, double bits_per_s);
 
 /*
- * How much the resource shrank since the last call: old over new rate
- * of the one sensor when it is a link whose rate moved by more than
- * QC_SENSOR_RATE_STEP either way (a shaper turned down to a quarter:
- * 4; back up: 0.25), else 1.  The first call only notes the rate: a
- * shaper below the declared rate at start is no change.  With several
- * sensors, 1: which of them the readings were fitted to is not known.
+ * How much the resource shrank since the last call: old over new
+ * cap_now of the one sensor when it moved by more than
+ * QC_SENSOR_CAP_STEP either way (a shaper turned down to a quarter, or
+ * a cgroup's quota cut from 2 CPUs to 0.5: 4; back up: 0.25), else 1.
+ * The first call only notes it: a shaper below the declared rate at
+ * start is no change.  With several sensors, 1: which of them the
+ * readings were fitted to is not known.
  */
 double qc_sensors_rescale(qc_sensor_t *s, unsigned n);
 
-/* Relative change of a link's rate that is a new link, not jitter. */
-#define QC_SENSOR_RATE_STEP 0.01
+/* Relative change of a capacity that is a new resource, not jitter. */
+#define QC_SENSOR_CAP_STEP 0.01
 
 /* The largest of n readings (paper eq. 9); < 0 when none is known. */
 double qc_sensors_max(qc_sensor_t *s, unsigned n, double now);

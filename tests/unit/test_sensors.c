@@ -160,11 +160,11 @@ START_TEST(test_link_sensor_divides_by_the_least_rate)
     s.sample(&s, 1.0);
     write_file(path, "1250000\n");              /* 10 Mbit in 1 s */
     ck_assert(NEAR(s.sample(&s, 2.0), 0.1));
-    ck_assert(fabs(s.rate_now - 100e6) < 1.0);
+    ck_assert(fabs(s.cap_now - 100e6) < 1.0);
     write_file(speed, "10\n");
     write_file(path, "2500000\n");
     ck_assert(NEAR(s.sample(&s, 3.0), 1.0));
-    ck_assert(fabs(s.rate_now - 10e6) < 1.0);
+    ck_assert(fabs(s.cap_now - 10e6) < 1.0);
     drop_interface(dir, "qcx9");
 }
 END_TEST
@@ -196,13 +196,13 @@ START_TEST(test_link_rate_change_rescales_once)
     write_file(speed, "1000\n");
     s[0].sample(&s[0], 3.0);
     ck_assert(NEAR(qc_sensors_rescale(s, 1), 0.25));
-    s[0].rate_now = 99.5e6;                     /* jitter */
+    s[0].cap_now = 99.5e6;                     /* jitter */
     ck_assert(qc_sensors_rescale(s, 1) == 1.0);
     s[1] = s[0];
-    s[0].rate_now = 25e6;
+    s[0].cap_now = 25e6;
     ck_assert(qc_sensors_rescale(s, 2) == 1.0);
     ck_assert_int_eq(qc_sensor_cpu_init(&s[1], "/proc/stat", NULL), 0);
-    ck_assert(qc_sensors_rescale(&s[1], 1) == 1.0);     /* no link */
+    ck_assert(qc_sensors_rescale(&s[1], 1) == 1.0);     /* none read */
     drop_interface(dir, "qcx8");
 }
 END_TEST
@@ -255,10 +255,14 @@ START_TEST(test_cpu_offline_between_samples_is_unknown)
                "cpu0 100 0 0 100 0 0 0 0\ncpu1 5000 0 0 5000 0 0 0 0\n");
     ck_assert_int_eq(qc_sensor_cpu_init(&s, path, NULL), 0);
     ck_assert(s.sample(&s, 0.0) < 0.0);
-    /* cpu1 offline: both sums go down. */
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);    /* 2 CPUs at start */
+    /* cpu1 offline: both sums go down.  The same work on half the CPUs
+     * reads twice as high: the resource shrank by 2. */
     write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
                "cpu0 150 0 0 150 0 0 0 0\n");
     ck_assert(s.sample(&s, 1.0) < 0.0);
+    ck_assert(NEAR(qc_sensors_rescale(&s, 1), 2.0));
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);
     /* Measured again from the sample before. */
     write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
                "cpu0 225 0 0 175 0 0 0 0\n");
@@ -268,13 +272,16 @@ START_TEST(test_cpu_offline_between_samples_is_unknown)
     write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
                "cpu0 325 0 0 175 0 0 0 0\ncpu1 5000 0 0 5100 0 0 0 0\n");
     ck_assert(s.sample(&s, 3.0) < 0.0);
+    ck_assert(NEAR(qc_sensors_rescale(&s, 1), 0.5));
     write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
                "cpu0 425 0 0 175 0 0 0 0\ncpu1 5000 0 0 5200 0 0 0 0\n");
     ck_assert(NEAR(s.sample(&s, 4.0), 0.5));
-    /* One CPU swapped for another: the same count, a different set. */
+    /* One CPU swapped for another: the same count, a different set,
+     * and the same capacity. */
     write_file(path, "cpu  0 0 0 0 0 0 0 0\n"
                "cpu0 525 0 0 175 0 0 0 0\ncpu2 1 0 0 1 0 0 0 0\n");
     ck_assert(s.sample(&s, 5.0) < 0.0);
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);
     unlink(path);
 }
 END_TEST
@@ -382,14 +389,19 @@ START_TEST(test_cgroup_sensor_quota)
                                                        SVC "/"), online), 0);
     ck_assert_str_eq(s.name, "cgroup fpm.service");
     ck_assert(s.sample(&s, 100.0) < 0.0);
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);    /* the start */
     /* 0.75 CPU-seconds a second for 2 s over 1.5 CPUs: one half */
     cg_put(SVC, "cpu.stat", "usage_usec 6500000\nuser_usec 5000000\n"
            "system_usec 1500000\n");
     ck_assert(NEAR(s.sample(&s, 102.0), 0.5));
-    /* The quota changes at run time (systemctl set-property): 3 CPUs */
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);
+    /* The quota changes at run time (systemctl set-property): 3 CPUs,
+     * and the model is told the resource is half what it was. */
     cg_put(SVC, "cpu.max", "300000 100000\n");
     cg_put(SVC, "cpu.stat", "usage_usec 8000000\n");
     ck_assert(NEAR(s.sample(&s, 103.0), 0.5));
+    ck_assert(NEAR(qc_sensors_rescale(&s, 1), 0.5));
+    ck_assert(qc_sensors_rescale(&s, 1) == 1.0);
     /* A quota above the cpuset's 4 CPUs cannot be used: 4 it is */
     cg_put(SVC, "cpu.max", "800000 100000\n");
     cg_put(SVC, "cpu.stat", "usage_usec 10000000\n");
@@ -399,6 +411,7 @@ START_TEST(test_cgroup_sensor_quota)
     cg_put("web.slice", "cpu.max", "50000 50000\n");
     cg_put(SVC, "cpu.stat", "usage_usec 10500000\n");
     ck_assert(NEAR(s.sample(&s, 105.0), 0.5));
+    ck_assert(NEAR(qc_sensors_rescale(&s, 1), 3.0));    /* from 3 to 1 */
     /* Beyond the quota (a burst allowance): at most 1 */
     cg_put(SVC, "cpu.stat", "usage_usec 12500000\n");
     ck_assert(NEAR(s.sample(&s, 106.0), 1.0));
