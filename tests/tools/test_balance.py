@@ -181,29 +181,54 @@ def test_simulated_cluster_below_capacity_settles():
 
 @pytest.mark.parametrize("overload", [1.1, 1.5, 3.0])
 def test_proportional_cut_converges_within_10_updates(overload):
-    """--proportional (DELTA 0.55, its default): the cut shrinks as the
+    """--proportional (DELTA 0.45, its default): the cut shrinks as the
     servers come level, so the shares settle on 4:2:1 instead of
     swinging about it.  Measured: first within 10% at update 8 (1.1x)
-    and 6 (1.5x, 3x), and never out of it again; from update 20 on
+    and 6 (1.5x, 3x), and never out of it again; from update 18 on
     within 0.2%; with metrics up to 5% off at random, within 10% from
-    update 10 on."""
+    update 8 (1.1x) and 6 on."""
     load = overload * sum(CAPACITY)
-    errs = [error(r) for r in simulate(load, 0.55, proportional=True)]
+    errs = [error(r) for r in simulate(load, 0.45, proportional=True)]
     assert max(errs[7:]) <= 0.10                # from update 8 on
-    assert max(errs[19:]) < 0.005
-    noisy = [error(r) for r in simulate(load, 0.55, proportional=True,
+    assert max(errs[17:]) < 0.005
+    noisy = [error(r) for r in simulate(load, 0.45, proportional=True,
                                         noise=0.05)]
     assert max(noisy[9:]) <= 0.10
 
 
+def test_proportional_cut_holds_under_noise():
+    """bench/shift at 1.2 C reads every R 1.1-1.6 from one update to the
+    next.  Each server's offered/accepted (1 + R) up to 8% off at
+    random, 100 runs of 20 updates: the shares stayed within 10% of
+    4:2:1 from update 10 on in 53 runs (in 8 when the others shared a
+    cut in equal parts, as the seed's rule does, with DELTA 0.55), and
+    93% of the updates from the 10th were within 10% (79%)."""
+    load = 1.2 * sum(CAPACITY)
+    held = inside = 0
+    for seed in range(100):
+        rnd = random.Random(seed)
+        r = [1.0 / 3] * 3
+        errs = []
+        for _ in range(20):
+            metric = [(1.0 + m) * (1.0 + 0.08 * rnd.uniform(-1.0, 1.0))
+                      - 1.0 for m in overflow_metric(r, load)]
+            r = B.shift(r, [max(0.0, m) for m in metric], 0.45, True)
+            errs.append(error(r))
+        held += max(errs[9:]) <= 0.10
+        inside += sum(e <= 0.10 for e in errs[9:])
+    assert held >= 40
+    assert inside >= 0.85 * 100 * 11
+
+
 def test_proportional_cut_by_hand():
     """R = (2, 0.5, 1): server 0 is cut by DELTA (2 - 0.5) / 3 = half of
-    DELTA; an unanswering server (inf) by DELTA whole; equal metrics
+    DELTA, and the others get it in proportion to their shares (3:2);
+    an unanswering server (inf) is cut by DELTA whole; equal metrics
     move nothing."""
-    r = B.shift([0.5, 0.25, 0.25], [2.0, 0.5, 1.0], 0.4, True)
-    assert r == pytest.approx([0.4, 0.3, 0.3])
-    r = B.shift([0.5, 0.25, 0.25], [math.inf, 0.5, 1.0], 0.4, True)
-    assert r == pytest.approx([0.3, 0.35, 0.35])
+    r = B.shift([0.5, 0.3, 0.2], [2.0, 0.5, 1.0], 0.4, True)
+    assert r == pytest.approx([0.4, 0.36, 0.24])
+    r = B.shift([0.5, 0.3, 0.2], [math.inf, 0.5, 1.0], 0.4, True)
+    assert r == pytest.approx([0.3, 0.42, 0.28])
     assert B.shift([0.5, 0.5], [1.0, 1.0], 0.4, True) == [0.5, 0.5]
 
 
