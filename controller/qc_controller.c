@@ -2,6 +2,8 @@
 
 /* The controller's period, in order: sense, learn, decide, publish. */
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,7 +37,7 @@ static double qc_level_in_shm(const qc_class_shm_t *cs)
  * estimates; a state file, when given, holds the full RLS state. */
 static void qc_ctl_init_model(qc_ctl_t *ctl)
 {
-    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_ctl_config_t *cfg = ctl->cfg;
     qc_shm_t *q = cfg->shm;
 
     if (apr_atomic_read64(&q->periods)) {
@@ -47,15 +49,29 @@ static void qc_ctl_init_model(qc_ctl_t *ctl)
         qc_rls_init(&ctl->rls, cfg->a0, cfg->b0, cfg->c0, QC_RLS_LAMBDA);
     }
     if (cfg->state_fd >= 0) {
-        char line[QC_RLS_LINE_MAX];
+        char line[QC_CTL_STATE_MAX], unit[16];
         ssize_t n = pread(cfg->state_fd, line, sizeof(line) - 1, 0);
 
         if (n > 0) {
             qc_rls_t saved;
+            char *second;
+            double cap;
 
             line[n] = '\0';
+            second = strchr(line, '\n');
+            if (second) {
+                *second++ = '\0';
+            }
             if (qc_rls_parse(&saved, line) == 0) {
                 ctl->rls = saved;
+                /* The first capacity read is then a change from the
+                 * file's, not where the model starts. */
+                if (second && cfg->nsensors == 1
+                    && sscanf(second, "capacity %lf %15s", &cap, unit) == 2
+                    && cap > 0.0 && isfinite(cap)
+                    && !strcmp(unit, qc_sensor_unit(&cfg->sensors[0]))) {
+                    cfg->sensors[0].cap_seen = cap;
+                }
             }
         }
     }

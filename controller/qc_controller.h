@@ -31,6 +31,10 @@
 
 #define QC_CTL_MAX_SENSORS 8
 
+/* The state file: the fit (qc_rls_format), and on a second line
+ * "capacity <cap> <unit>" of the one sensor it was fitted on. */
+#define QC_CTL_STATE_MAX (QC_RLS_LINE_MAX + 64)
+
 /* Periods between writes of a converged model to the state file. */
 #define QC_CTL_STATE_EVERY 10
 
@@ -153,7 +157,10 @@ typedef struct {
 /*
  * Start from the state file's model if it holds one, else from the
  * initial model; levels start where the segment has them, so a
- * restarted controller picks up where its predecessor stopped.
+ * restarted controller picks up where its predecessor stopped.  A
+ * state file saved at another capacity of the same kind of resource (a
+ * link shaped otherwise since, a site moved to a larger cgroup) is
+ * rescaled to this one at the first period (qc_sensors_rescale).
  */
 void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
 

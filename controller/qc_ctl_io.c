@@ -216,15 +216,22 @@ void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p)
 
 void qc_ctl_save_state(qc_ctl_t *ctl)
 {
-    char line[QC_RLS_LINE_MAX];
-    int fd = ctl->cfg->state_fd;
+    char line[QC_CTL_STATE_MAX];
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    int fd = cfg->state_fd;
     int n;
 
     if (fd < 0 || ctl->periods % QC_CTL_STATE_EVERY
         || !qc_rls_converged(&ctl->rls)) {
         return;
     }
-    n = qc_rls_format(&ctl->rls, line, sizeof(line));
+    n = qc_rls_format(&ctl->rls, line, QC_RLS_LINE_MAX);
+    if (n > 0 && cfg->nsensors == 1 && cfg->sensors[0].cap_seen > 0.0) {
+        /* what the fit's units are a share of (qc_ctl_init) */
+        n += snprintf(line + n, sizeof(line) - (size_t)n,
+                      "\ncapacity %.10g %s\n", cfg->sensors[0].cap_seen,
+                      qc_sensor_unit(&cfg->sensors[0]));
+    }
     if (n > 0 && pwrite(fd, line, (size_t)n, 0) == n) {
         if (ftruncate(fd, n) != 0) {
             /* the next write tries again */

@@ -365,6 +365,11 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
     return 0;
 }
 
+const char *qc_sensor_unit(const qc_sensor_t *s)
+{
+    return s->bits_per_s > 0.0 ? "bit/s" : "cpus";
+}
+
 double qc_sensors_rescale(qc_sensor_t *s, unsigned n)
 {
     double f;

@@ -84,6 +84,11 @@ int qc_sensor_link_init(qc_sensor_t *s, const char *sys_net,
  */
 double qc_sensors_rescale(qc_sensor_t *s, unsigned n);
 
+/* The unit of cap_now: "bit/s" for a link, "cpus" for the CPU and
+ * cgroup sensors (the same unit: a model fitted on one holds on the
+ * other). */
+const char *qc_sensor_unit(const qc_sensor_t *s);
+
 /* Relative change of a capacity that is a new resource, not jitter. */
 #define QC_SENSOR_CAP_STEP 0.01
 

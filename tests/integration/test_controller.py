@@ -178,6 +178,29 @@ def test_state_file_seeds_the_model(apache, tmp_path):
     assert model["b"] == pytest.approx(3e-08, rel=0.2)
 
 
+def test_state_file_from_a_larger_resource_is_rescaled(apache, tmp_path):
+    # The same file, saved on four times the CPUs this machine has
+    # online (the default resource: every CPU): each request costs four
+    # times the share of this one.
+    with open("/proc/stat") as f:
+        cpus = sum(1 for line in f if line[:3] == "cpu" and line[3].isdigit())
+    state = os.path.join(str(tmp_path), "qosctl.state")
+    with open(state, "w") as f:
+        n = 11
+        p = ",".join("1" if i == j else "0"
+                     for i in range(n) for j in range(i, n))
+        f.write("qcrls2 %s b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
+                "e2=0.0001 dc=0.001 p=%s\ncapacity %d cpus\n"
+                % (" ".join("a%d=0.00025" % j for j in range(8)), p,
+                   4 * cpus))
+    os.chmod(str(tmp_path), 0o755)
+    a = apache("QosCtlStateFile %s\n" % state)
+    wait_for(lambda: controller(a)["periods"] >= 3)
+    model = a.status_json()["model"]
+    assert model["a"] == pytest.approx(0.001, rel=0.2)
+    assert model["b"] == pytest.approx(1.2e-07, rel=0.2)
+
+
 def test_log_file_has_header_and_one_line_per_period_and_class(apache):
     a = apache("QosCtlLog qosctl.tsv\n")
     wait_for(lambda: controller(a)["periods"] >= 4)

@@ -96,7 +96,7 @@ START_TEST(test_step_isolation_and_pinning)
     plant_t v1 = { 40.0, { 0.0, 4096.0, 16384.0 } };
     qc_shm_t *q = make_shm(3);
     double u = 0.0, tail = 0.0;
-    char state[] = "/tmp/qc-state-XXXXXX", line[QC_RLS_LINE_MAX];
+    char state[] = "/tmp/qc-state-XXXXXX", line[QC_CTL_STATE_MAX];
     qc_rls_t saved;
     qc_rls_sample_t x;
     ssize_t n;
@@ -116,6 +116,11 @@ START_TEST(test_step_isolation_and_pinning)
     cfg.log_fd = -1;
     cfg.state_fd = mkstemp(state);
     ck_assert_int_ge(cfg.state_fd, 0);
+    /* fitted on 2 CPUs (as qc_sensors_rescale notes them) */
+    cfg.nsensors = 1;
+    ck_assert_int_eq(qc_sensor_cpu_init(&cfg.sensors[0], "/proc/stat",
+                                        NULL), 0);
+    cfg.sensors[0].cap_seen = 2.0;
     for (i = 0; i < 3; i++) {
         vs[i].slot = &q->slots[i];
     }
@@ -156,6 +161,8 @@ START_TEST(test_step_isolation_and_pinning)
     n = pread(cfg.state_fd, line, sizeof(line) - 1, 0);
     ck_assert_int_gt(n, 0);
     line[n] = '\0';
+    ck_assert_ptr_nonnull(strstr(line, "\ncapacity 2 cpus\n"));
+    *strchr(line, '\n') = '\0';
     ck_assert_int_eq(qc_rls_parse(&saved, line), 0);
     /* What a request to each tree costs (a_j and b alone cannot be
      * told apart with one reply size per tree). */
@@ -194,6 +201,69 @@ static void one_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg, qc_ctl_vs_t *vs,
     vs->slot = &q->slots[0];
     qc_ctl_init(ctl, cfg, pool);
 }
+
+/* Start a one-host controller on one CPU sensor reading stat (2 CPUs
+ * online) from a state file holding the fit and `capacity`; returns
+ * the first rescale the sensor then reports. */
+static double start_from_state(const char *capacity, const char *stat)
+{
+    char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
+    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_shm_t *q = make_shm(1);
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_rls_t rls;
+    int n, fd = mkstemp(state);
+
+    ck_assert_int_ge(fd, 0);
+    qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+    n = qc_rls_format(&rls, text, QC_RLS_LINE_MAX);
+    ck_assert_int_gt(n, 0);
+    snprintf(text + n, sizeof(text) - (size_t)n, "%s", capacity);
+    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.nsensors = 1;
+    ck_assert_int_eq(qc_sensor_cpu_init(&cfg.sensors[0], stat, NULL), 0);
+    cfg.bound = 0.6;
+    cfg.period = 1.0;
+    cfg.gain_margin = 4.0;
+    cfg.a0 = 10.0 * TRUE_A;
+    cfg.shm = q;
+    cfg.vs = &vs;
+    cfg.nvs = 1;
+    cfg.log_fd = -1;
+    cfg.state_fd = fd;
+    vs.slot = &q->slots[0];
+    qc_ctl_init(&ctl, &cfg, pool);
+    ck_assert(fabs(ctl.model.a - TRUE_A) < 1e-9 * TRUE_A);  /* the file's */
+    close(fd);
+    unlink(state);
+    cfg.sensors[0].sample(&cfg.sensors[0], 1.0);
+    return qc_sensors_rescale(cfg.sensors, 1);
+}
+
+/* A state file saved on 4 CPUs, read on 2: the fit is rescaled at the
+ * first period.  Saved on a link, or by an older controller: the fit
+ * is taken as it is. */
+START_TEST(test_state_file_at_another_capacity)
+{
+    char stat[] = "/tmp/qc-stat-XXXXXX";
+    int fd = mkstemp(stat);
+    static const char two[] = "cpu  0 0 0 0 0 0 0 0\n"
+        "cpu0 1 0 0 1 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0\n";
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert(write(fd, two, sizeof(two) - 1) == (ssize_t)sizeof(two) - 1);
+    close(fd);
+    ck_assert(fabs(start_from_state("\ncapacity 4 cpus\n", stat) - 2.0)
+              < 1e-9);
+    ck_assert(start_from_state("\ncapacity 2 cpus\n", stat) == 1.0);
+    ck_assert(start_from_state("\ncapacity 1e8 bit/s\n", stat) == 1.0);
+    ck_assert(start_from_state("", stat) == 1.0);
+    ck_assert(start_from_state("\ncapacity -1 cpus\n", stat) == 1.0);
+    unlink(stat);
+}
+END_TEST
 
 /*
  * A link with a queue (bench/step-response in miniature): the work of
@@ -991,6 +1061,7 @@ int main(void)
     apr_pool_create(&pool, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     tcase_add_test(tc, test_step_isolation_and_pinning);
+    tcase_add_test(tc, test_state_file_at_another_capacity);
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);
     tcase_add_test(tc, test_a_wrong_background_cannot_blind_the_loop);
