@@ -158,17 +158,24 @@ def test_controller_exits_when_httpd_is_killed(apache):
             os.kill(p, signal.SIGKILL)
 
 
-def test_state_file_seeds_the_model(apache, tmp_path):
+def write_state(tmp_path, more=""):
+    """A state file far from the defaults (every tree's cost 0.00025 s,
+    b 3e-08 s/B, c, d; P the identity, its upper triangle), and more
+    lines; returns its path."""
     state = os.path.join(str(tmp_path), "qosctl.state")
+    n = 11
+    p = ",".join("1" if i == j else "0"
+                 for i in range(n) for j in range(i, n))
     with open(state, "w") as f:
-        # Every tree's cost, b, c, d; P the identity (upper triangle).
-        n = 11
-        p = ",".join("1" if i == j else "0"
-                     for i in range(n) for j in range(i, n))
         f.write("qcrls2 %s b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
-                "e2=0.0001 dc=0.001 p=%s\n"
-                % (" ".join("a%d=0.00025" % j for j in range(8)), p))
+                "e2=0.0001 dc=0.001 p=%s\n%s"
+                % (" ".join("a%d=0.00025" % j for j in range(8)), p, more))
     os.chmod(str(tmp_path), 0o755)
+    return state
+
+
+def test_state_file_seeds_the_model(apache, tmp_path):
+    state = write_state(tmp_path)
     a = apache("QosCtlStateFile %s\n" % state)
     wait_for(lambda: fresh_controller(a))
     model = a.status_json()["model"]
@@ -184,16 +191,7 @@ def test_state_file_from_a_larger_resource_is_rescaled(apache, tmp_path):
     # times the share of this one.
     with open("/proc/stat") as f:
         cpus = sum(1 for line in f if line[:3] == "cpu" and line[3].isdigit())
-    state = os.path.join(str(tmp_path), "qosctl.state")
-    with open(state, "w") as f:
-        n = 11
-        p = ",".join("1" if i == j else "0"
-                     for i in range(n) for j in range(i, n))
-        f.write("qcrls2 %s b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 "
-                "e2=0.0001 dc=0.001 p=%s\ncapacity %d cpus\n"
-                % (" ".join("a%d=0.00025" % j for j in range(8)), p,
-                   4 * cpus))
-    os.chmod(str(tmp_path), 0o755)
+    state = write_state(tmp_path, "capacity %d cpus\n" % (4 * cpus))
     a = apache("QosCtlStateFile %s\n" % state)
     wait_for(lambda: controller(a)["periods"] >= 3)
     model = a.status_json()["model"]
