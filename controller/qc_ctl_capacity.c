@@ -112,6 +112,28 @@ static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
     return sent < w ? served * sent / w : served;
 }
 
+/* The estimator's connections/s in requests/s, at full quality, and
+ * against r req/s arriving. */
+static void qc_cap_publish(qc_ctl_t *ctl, double r)
+{
+    if (ctl->cap.capacity > 0.0) {
+        ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
+        ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);
+        ctl->headroom = qc_clampd((ctl->capacity - r) / ctl->capacity,
+                                  -1.0, 1.0);
+    }
+}
+
+void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s)
+{
+    double served;
+
+    if (ctl->cap.capacity > 0.0) {
+        ctl->cap.capacity /= s;
+        qc_cap_publish(ctl, qc_cap_requests(ctl, &served));
+    }
+}
+
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -162,12 +184,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
         if (rate >= 0.0) {
             qc_cap_update(&ctl->cap, &p, &s);
         }
-        if (ctl->cap.capacity > 0.0) {
-            ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
-            ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);
-            ctl->headroom = qc_clampd((ctl->capacity - r) / ctl->capacity,
-                                      -1.0, 1.0);
-        }
+        qc_cap_publish(ctl, r);
     }
     ctl->cap_q_first = ctl->cap_q_last;
     ctl->cap_q_area = 0.0;

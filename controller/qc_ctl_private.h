@@ -32,6 +32,8 @@ double qc_ctl_full_ratio(qc_ctl_t *ctl);
 /* qc_ctl_capacity.c */
 void qc_ctl_capacity_init(qc_ctl_t *ctl);
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt);
+/* The resource shrank by s (qc_ctl_rescale): so did the estimate. */
+void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s);
 
 /* qc_ctl_io.c */
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);

@@ -30,10 +30,5 @@ void qc_ctl_rescale(qc_ctl_t *ctl, double s)
     qc_scale_reading(&ctl->floor_prev, s);
     /* A level that saturated the old capacity says nothing of the new. */
     qc_ceiling_init(&ctl->ceiling);
-    if (ctl->capacity > 0.0) {
-        ctl->capacity /= s;
-    }
-    if (ctl->capacity_full > 0.0) {
-        ctl->capacity_full /= s;
-    }
+    qc_ctl_capacity_rescale(ctl, s);
 }

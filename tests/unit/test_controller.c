@@ -912,7 +912,7 @@ END_TEST
  * Returns the capacity estimate; *carried what the plant carries.
  */
 static double pinned_capacity(int light, double over, int link, double k,
-                              int drain, double *carried)
+                              int drain, double shrink, double *carried)
 {
     qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 };
     qc_ctl_config_t cfg;
@@ -943,6 +943,15 @@ static double pinned_capacity(int light, double over, int link, double k,
     }
     ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.capacity) < 1e-6,
                   "published %g", qc_bitsd(q->capacity_bits));
+    if (shrink > 0.0) {
+        double before = ctl.capacity, conns = ctl.cap.capacity;
+
+        /* the estimator's own state, not only what it published: the
+         * next period derives the published figure from it again */
+        qc_ctl_rescale(&ctl, shrink);
+        ck_assert(fabs(ctl.cap.capacity - conns / shrink) < 1e-9 * conns);
+        ck_assert(fabs(ctl.capacity - before / shrink) < 1e-9 * before);
+    }
     return ctl.capacity;
 }
 
@@ -955,7 +964,7 @@ static double pinned_capacity(int light, double over, int link, double k,
  */
 START_TEST(test_capacity_on_a_buffering_link)
 {
-    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 0, &carried);
+    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 0, 0.0, &carried);
 
     ck_assert_msg(fabs(c - carried) < 0.05 * carried,
                   "capacity %.1f req/s, the link carries %.1f", c, carried);
@@ -972,7 +981,7 @@ END_TEST
  */
 START_TEST(test_capacity_holds_while_a_link_drains)
 {
-    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 10, &carried);
+    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 10, 0.0, &carried);
 
     ck_assert_msg(fabs(c - carried) < 0.05 * carried,
                   "capacity %.1f req/s after the drain, the link carries "
@@ -989,10 +998,23 @@ END_TEST
  */
 START_TEST(test_capacity_on_a_cold_cpu)
 {
-    double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, &carried);
+    double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, 0.0, &carried);
 
     ck_assert_msg(fabs(c - carried) < 0.1 * carried,
                   "capacity %.1f req/s, completed %.1f", c, carried);
+}
+END_TEST
+
+/* The same CPU cut to a quarter once the estimate is known: the
+ * estimate is a quarter too, in what the estimator keeps (stop 29
+ * divided only the figure it published, which the next period derived
+ * again from the unscaled state). */
+START_TEST(test_capacity_follows_a_resource_that_shrinks)
+{
+    double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, 4.0, &carried);
+
+    ck_assert_msg(fabs(c - carried / 4.0) < 0.1 * carried / 4.0,
+                  "capacity %.1f req/s, a quarter of %.1f", c, carried);
 }
 END_TEST
 
@@ -1073,6 +1095,7 @@ int main(void)
     tcase_add_test(tc, test_capacity_on_a_buffering_link);
     tcase_add_test(tc, test_capacity_holds_while_a_link_drains);
     tcase_add_test(tc, test_capacity_on_a_cold_cpu);
+    tcase_add_test(tc, test_capacity_follows_a_resource_that_shrinks);
     tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
