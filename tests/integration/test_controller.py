@@ -560,8 +560,9 @@ def test_overload_on_a_shaped_link_settles_at_the_bound(linkbed, tmp_path):
     # A fresh server straight into 3x degrades within its first periods,
     # by the valve or by the loop: which one acts first depends on when
     # the backlog shows, which the scheduler of a shared machine decides.
-    assert during["controller"]["valve_firings"] >= 1
     first = next(i for i, r in enumerate(rows) if r["R"] > 0)
+    assert during["controller"]["valve_firings"] >= 1 \
+        or min(r["m"] for r in rows[first:first + 2]) < 1.5
     assert min(r["m"] for r in rows[first:first + 4]) < 1.5
     assert 0.45 <= m["mean_tail"] <= 0.70       # near the bound
     assert result["errors"] <= 0.01 * result["offered"]
