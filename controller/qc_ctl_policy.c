@@ -692,6 +692,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                                     cfg->bound - (ctl->be_target - target));
 
         qc_pi_hold_ceiling(&ctl->be, cap > m_b ? cap : m_b);
+        qc_pi_hold_ceiling(&ctl->be, qc_pi_up_limit(m_b, lowest, lowest));
     }
     /* Refusing asks the target for the offered load, not the drain's:
      * a queue left by an overshoot is no load the lowest tree cannot
@@ -730,6 +731,7 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
                    ctl->cfg->gain_margin, applied);
     }
+    qc_pi_hold_ceiling(&cl->pi, qc_pi_up_limit(own, 1.0, 1.0));
     qc_reject_saving(ctl, cl, vs->levels, &r, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
                              qc_reject_helps(ctl, r, u0, u1, cl->u_target,

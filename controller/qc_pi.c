@@ -273,6 +273,19 @@ void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling)
     }
 }
 
+double qc_pi_up_limit(double m, double lowest, double unit)
+{
+    double least = QC_PI_UP_LEAST * unit;
+
+    if (!isfinite(m) || !(unit > 0.0) || !(lowest >= 0.0)) {
+        return m;
+    }
+    if (m < lowest) {
+        return lowest + least;
+    }
+    return lowest + fmax(QC_PI_UP_GROWTH * (m - lowest), m - lowest + least);
+}
+
 void qc_pi_restart(qc_pi_t *pi, double m)
 {
     pi->m = qc_clampd(m, 0.0, pi->m_max);

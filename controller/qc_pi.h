@@ -185,6 +185,20 @@ void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
  * no proportional kick from the error before: the caller knows the
  * level its set point needs better than the PI's path does.
  */
+/*
+ * The highest level a loop at m may reach next period: its excess over
+ * the lowest tree (`lowest`) at most QC_PI_UP_GROWTH times what it
+ * was, or QC_PI_UP_LEAST of a tree (`unit`) more.  Down is never
+ * limited, nor the way out of rejection (its levels are measured, and
+ * a 503 is the last resort); up on the model's word is, since the
+ * model is least known where the loop has not been (doc/control.md,
+ * point 19).
+ */
+#define QC_PI_UP_GROWTH 2.0
+#define QC_PI_UP_LEAST 0.15
+
+double qc_pi_up_limit(double m, double lowest, double unit);
+
 void qc_pi_restart(qc_pi_t *pi, double m);
 
 /* Current output. */

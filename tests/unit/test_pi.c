@@ -527,6 +527,33 @@ START_TEST(test_invert_above_the_lowest_tree)
 }
 END_TEST
 
+/* Up, the excess over the lowest tree at most doubles, or grows by
+ * 0.15 of a tree; out of rejection, to just above the lowest tree. */
+START_TEST(test_up_limit)
+{
+    ck_assert(fabs(qc_pi_up_limit(1.0, 1.0, 1.0) - 1.15) < 1e-9);
+    ck_assert(fabs(qc_pi_up_limit(1.1, 1.0, 1.0) - 1.25) < 1e-9);
+    ck_assert(fabs(qc_pi_up_limit(1.4, 1.0, 1.0) - 1.8) < 1e-9);
+    ck_assert(fabs(qc_pi_up_limit(0.2, 1.0, 1.0) - 1.15) < 1e-9);
+    /* best effort's units: a host of two trees, m_b in [0, 1] */
+    ck_assert(fabs(qc_pi_up_limit(0.6, 0.5, 0.5) - 0.7) < 1e-9);
+    ck_assert(fabs(qc_pi_up_limit(0.5, 0.5, 0.5) - 0.575) < 1e-9);
+    /* from the lowest tree to the top of two in four periods */
+    {
+        double m = 1.0;
+        int n = 0;
+
+        while (m < 2.0 && n < 10) {
+            m = qc_pi_up_limit(m, 1.0, 1.0);
+            n++;
+        }
+        ck_assert_int_eq(n, 4);
+    }
+    ck_assert(isnan(qc_pi_up_limit(NAN, 1.0, 1.0)));
+    ck_assert(qc_pi_up_limit(1.2, 1.0, 0.0) == 1.2);
+}
+END_TEST
+
 /* A small error leaves the PI in charge; a large one moves the output
  * to the model's level at once, and the next step starts from there
  * without a proportional kick from the stale error. */
@@ -600,6 +627,7 @@ static Suite *pi_suite(void)
     tcase_add_test(tc, test_util_at_and_invert);
     tcase_add_test(tc, test_invert_above_the_lowest_tree);
     tcase_add_test(tc, test_jump);
+    tcase_add_test(tc, test_up_limit);
     suite_add_tcase(s, tc);
     return s;
 }

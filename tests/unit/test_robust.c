@@ -564,6 +564,51 @@ START_TEST(test_refit_is_no_fall_of_load)
 }
 END_TEST
 
+/*
+ * A low reading on the word of a fit that underprices the top tree:
+ * the loop held 3x at the bound with the snapshots when one period read
+ * a seventh of the load (a sensor's outlier) just as a refit priced the
+ * full page at a third of its cost.  The jump that the reading licensed
+ * took everyone to the full tree, where the model said the bound was;
+ * the CPU saturated for two periods and the saturation taught the fit a
+ * background that held the site at 0.34 for ten more
+ * (bench/robustness, CGI, 1,000 clients, cold10, stop 30).  Up, a level
+ * now at most doubles its excess over the lowest tree per period.
+ */
+START_TEST(test_low_reading_on_an_underpriced_fit)
+{
+    rig_t g;
+    cpu_plant_t pl = { 3.0 / COST_FULL, 0.0, 7, 0.0, 1.8e-4, 0.0, 0.0,
+                       0.0, 0.0 };
+    qc_class_shm_t *cs;
+    int period, saturated = 0;
+    double m_held = 0.0, m_after = 0.0;
+
+    rig_init(&g, COST_FULL, 0.6);
+    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+    for (period = -20; period < 10; period++) {
+        double u = cpu_period(&pl, cs);
+
+        if (period == -1) {
+            g.ctl.rls.theta[0] *= 0.3;
+        }
+        if (period == 0) {
+            m_held = rig_level(&g);
+            u /= 7.0;
+        }
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
+        if (period == 0) {
+            m_after = rig_level(&g);
+        }
+        saturated += period >= 0 && u >= QC_PI_SATURATED;
+    }
+    printf("low reading, top tree underpriced 3.3x: held m %.3f, then "
+           "%.3f, %d periods saturated\n", m_held, m_after, saturated);
+    ck_assert(m_after <= qc_pi_up_limit(m_held, 1.0, 1.0) + 0.01);
+    ck_assert_int_le(saturated, 1);
+}
+END_TEST
+
 /* The calibration follows the sensor, and searches while saturated. */
 START_TEST(test_calibration)
 {
@@ -692,6 +737,7 @@ int main(void)
     tcase_add_test(tc, test_spread_mask);
     tcase_add_test(tc, test_calibration);
     tcase_add_test(tc, test_refit_is_no_fall_of_load);
+    tcase_add_test(tc, test_low_reading_on_an_underpriced_fit);
     tcase_add_test(tc, test_resource_shrinks_under_load);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
