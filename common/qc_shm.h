@@ -19,7 +19,11 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  8u
+#define QC_SHM_VERSION  9u
+
+#define QC_SHM_UNIT_NONE 0u
+#define QC_SHM_UNIT_BITS 1u      /* bit/s */
+#define QC_SHM_UNIT_CPUS 2u
 
 #define QC_CLASS_PREMIUM 0
 #define QC_CLASS_BASIC   1
@@ -127,6 +131,11 @@ typedef struct {
     volatile apr_uint64_t syn_total;
     volatile apr_uint64_t synack_total;
     volatile apr_uint64_t syn_ratio_bits;
+    /* What the fit's costs are shares of, so that a controller resuming
+     * them can tell a resource of another size: the one sensor's
+     * capacity (bit/s or CPUs; 0 unknown) and QC_SHM_UNIT_* of it. */
+    volatile apr_uint64_t resource_cap_bits;
+    volatile apr_uint32_t resource_unit;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

@@ -33,6 +33,18 @@ static double qc_level_in_shm(const qc_class_shm_t *cs)
                                 (volatile apr_uint32_t *)&cs->level_fx));
 }
 
+/* The fit resumed was learnt at capacity cap of a resource in `unit`:
+ * the first capacity read is then a change from it, rescaled at the
+ * first period, not where the model starts. */
+static void qc_ctl_fitted_at(qc_ctl_config_t *cfg, double cap,
+                             apr_uint32_t unit)
+{
+    if (cfg->nsensors == 1 && cap > 0.0 && isfinite(cap)
+        && unit == qc_ctl_unit_code(&cfg->sensors[0])) {
+        cfg->sensors[0].cap_seen = cap;
+    }
+}
+
 /* A controller restarted after a crash resumes its predecessor's
  * estimates; a state file, when given, holds the full RLS state. */
 static void qc_ctl_init_model(qc_ctl_t *ctl)
@@ -44,6 +56,9 @@ static void qc_ctl_init_model(qc_ctl_t *ctl)
         qc_rls_init(&ctl->rls, qc_bitsd(apr_atomic_read64(&q->a_bits)),
                     qc_bitsd(apr_atomic_read64(&q->b_bits)),
                     qc_bitsd(apr_atomic_read64(&q->c_bits)), QC_RLS_LAMBDA);
+        qc_ctl_fitted_at(cfg, qc_bitsd(apr_atomic_read64(
+                                           &q->resource_cap_bits)),
+                         apr_atomic_read32(&q->resource_unit));
     }
     else {
         qc_rls_init(&ctl->rls, cfg->a0, cfg->b0, cfg->c0, QC_RLS_LAMBDA);
@@ -64,13 +79,13 @@ static void qc_ctl_init_model(qc_ctl_t *ctl)
             }
             if (qc_rls_parse(&saved, line) == 0) {
                 ctl->rls = saved;
-                /* The first capacity read is then a change from the
-                 * file's, not where the model starts. */
-                if (second && cfg->nsensors == 1
-                    && sscanf(second, "capacity %lf %15s", &cap, unit) == 2
-                    && cap > 0.0 && isfinite(cap)
-                    && !strcmp(unit, qc_sensor_unit(&cfg->sensors[0]))) {
-                    cfg->sensors[0].cap_seen = cap;
+                if (second
+                    && sscanf(second, "capacity %lf %15s", &cap, unit) == 2) {
+                    qc_ctl_fitted_at(cfg, cap,
+                                     !strcmp(unit, "bit/s")
+                                     ? QC_SHM_UNIT_BITS
+                                     : !strcmp(unit, "cpus")
+                                     ? QC_SHM_UNIT_CPUS : QC_SHM_UNIT_NONE);
                 }
             }
         }

@@ -125,6 +125,13 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
         apr_atomic_set64(&q->a_tree_bits[j], qc_dbits(ctl->model.a_tree[j]));
     }
     apr_atomic_set64(&q->calibration_bits, qc_dbits(ctl->calib.k));
+    if (cfg->nsensors == 1) {
+        /* what the costs above are shares of (qc_ctl_init) */
+        apr_atomic_set64(&q->resource_cap_bits,
+                         qc_dbits(cfg->sensors[0].cap_seen));
+        apr_atomic_set32(&q->resource_unit,
+                         qc_ctl_unit_code(&cfg->sensors[0]));
+    }
     apr_atomic_set32(&q->warnings, ctl->warnings);
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);

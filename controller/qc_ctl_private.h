@@ -11,11 +11,20 @@
 #ifndef QC_CTL_PRIVATE_H
 #define QC_CTL_PRIVATE_H
 
+#include <string.h>
+
 #include "qc_controller.h"
 
 static APR_INLINE qc_ctl_class_t *qc_cls(qc_ctl_t *ctl, unsigned i, int k)
 {
     return &ctl->cls[i * QC_NCLASSES + k];
+}
+
+/* The one sensor's unit as the segment keeps it (qc_sensor_unit). */
+static APR_INLINE apr_uint32_t qc_ctl_unit_code(const qc_sensor_t *s)
+{
+    return strcmp(qc_sensor_unit(s), "bit/s") ? QC_SHM_UNIT_CPUS
+           : QC_SHM_UNIT_BITS;
 }
 
 /* qc_ctl_sense.c */

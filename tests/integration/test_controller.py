@@ -199,6 +199,24 @@ def test_state_file_from_a_larger_resource_is_rescaled(apache, tmp_path):
     assert model["b"] == pytest.approx(1.2e-07, rel=0.2)
 
 
+
+def test_reload_at_another_link_rate_rescales_the_resumed_fit(apache):
+    # A controller replaced by a reload (or a crash) resumes the fit
+    # from the segment, which keeps the capacity its costs are shares
+    # of: the link declared at a quarter of its rate, each request costs
+    # four times the share it did.
+    a = apache("QosCtlResource link lo 100Mbit\n")
+    old = wait_for(lambda: fresh_controller(a))["pid"]
+    wait_for(lambda: controller(a)["periods"] >= 3)
+    before = a.status_json()["model"]["a"]
+    a.graceful(BASE + "QosCtlResource link lo 25Mbit\n")
+    seen = wait_for(lambda: fresh_controller(a, not_pid=old),
+                    limit=15)["periods"]
+    # the new one's own periods, not the count it was handed
+    wait_for(lambda: controller(a)["periods"] >= seen + 2)
+    assert a.status_json()["model"]["a"] == pytest.approx(4 * before,
+                                                          rel=0.05)
+
 def test_log_file_has_header_and_one_line_per_period_and_class(apache):
     a = apache("QosCtlLog qosctl.tsv\n")
     wait_for(lambda: controller(a)["periods"] >= 4)

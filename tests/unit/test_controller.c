@@ -203,9 +203,12 @@ static void one_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg, qc_ctl_vs_t *vs,
 }
 
 /* Start a one-host controller on one CPU sensor reading stat (2 CPUs
- * online) from a state file holding the fit and `capacity`; returns
- * the first rescale the sensor then reports. */
-static double start_from_state(const char *capacity, const char *stat)
+ * online), resuming a fit learnt at `capacity`: from a state file
+ * ("\ncapacity ..." after the fit) or, with state NULL, from the
+ * segment a crashed controller left (cap in `unit`).  Returns the
+ * first rescale the sensor then reports. */
+static double start_fitted_at(const char *capacity, double cap,
+                              apr_uint32_t unit, const char *stat)
 {
     char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
     qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0 };
@@ -213,14 +216,25 @@ static double start_from_state(const char *capacity, const char *stat)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_rls_t rls;
-    int n, fd = mkstemp(state);
+    int n, fd = -1;
 
-    ck_assert_int_ge(fd, 0);
-    qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
-    n = qc_rls_format(&rls, text, QC_RLS_LINE_MAX);
-    ck_assert_int_gt(n, 0);
-    snprintf(text + n, sizeof(text) - (size_t)n, "%s", capacity);
-    ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    if (capacity) {
+        fd = mkstemp(state);
+        ck_assert_int_ge(fd, 0);
+        qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+        n = qc_rls_format(&rls, text, QC_RLS_LINE_MAX);
+        ck_assert_int_gt(n, 0);
+        snprintf(text + n, sizeof(text) - (size_t)n, "%s", capacity);
+        ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    }
+    else {
+        q->periods = 1;
+        q->a_bits = qc_dbits(TRUE_A);
+        q->b_bits = qc_dbits(TRUE_B);
+        q->c_bits = qc_dbits(TRUE_C);
+        q->resource_cap_bits = qc_dbits(cap);
+        q->resource_unit = unit;
+    }
     memset(&cfg, 0, sizeof(cfg));
     cfg.nsensors = 1;
     ck_assert_int_eq(qc_sensor_cpu_init(&cfg.sensors[0], stat, NULL), 0);
@@ -235,16 +249,24 @@ static double start_from_state(const char *capacity, const char *stat)
     cfg.state_fd = fd;
     vs.slot = &q->slots[0];
     qc_ctl_init(&ctl, &cfg, pool);
-    ck_assert(fabs(ctl.model.a - TRUE_A) < 1e-9 * TRUE_A);  /* the file's */
-    close(fd);
-    unlink(state);
+    ck_assert(fabs(ctl.model.a - TRUE_A) < 1e-9 * TRUE_A);  /* resumed */
+    if (fd >= 0) {
+        close(fd);
+        unlink(state);
+    }
     cfg.sensors[0].sample(&cfg.sensors[0], 1.0);
     return qc_sensors_rescale(cfg.sensors, 1);
 }
 
+static double start_from_state(const char *capacity, const char *stat)
+{
+    return start_fitted_at(capacity, 0.0, QC_SHM_UNIT_NONE, stat);
+}
+
 /* A state file saved on 4 CPUs, read on 2: the fit is rescaled at the
  * first period.  Saved on a link, or by an older controller: the fit
- * is taken as it is. */
+ * is taken as it is.  The same from the segment of a controller that
+ * crashed. */
 START_TEST(test_state_file_at_another_capacity)
 {
     char stat[] = "/tmp/qc-stat-XXXXXX";
@@ -261,6 +283,11 @@ START_TEST(test_state_file_at_another_capacity)
     ck_assert(start_from_state("\ncapacity 1e8 bit/s\n", stat) == 1.0);
     ck_assert(start_from_state("", stat) == 1.0);
     ck_assert(start_from_state("\ncapacity -1 cpus\n", stat) == 1.0);
+    /* A controller restarted after a crash, from the segment. */
+    ck_assert(fabs(start_fitted_at(NULL, 4.0, QC_SHM_UNIT_CPUS, stat)
+                   - 2.0) < 1e-9);
+    ck_assert(start_fitted_at(NULL, 4.0, QC_SHM_UNIT_BITS, stat) == 1.0);
+    ck_assert(start_fitted_at(NULL, 0.0, QC_SHM_UNIT_NONE, stat) == 1.0);
     unlink(stat);
 }
 END_TEST
