@@ -634,10 +634,6 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
-    if (!ctl->valved) {
-        /* m_b was in force all through the period just read */
-        qc_ceiling_observe(&ctl->ceiling, m_b, ctl->u_measured, sum.r);
-    }
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
                                            sum.u_guaranteed);
     /* Work still queued from an overload is drained within a few
@@ -647,6 +643,16 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     if (ctl->draining) {
         target -= ctl->backlog / QC_CTL_DRAIN_PERIODS;
         target = target > 0.0 ? target : 0.0;
+    }
+    /* m_b was in force all through the period just read.  A loop
+     * holding a bound near the saturation mark reads over it now and
+     * then by chance: no slope to cap the way up with (doc/control.md,
+     * point 21). */
+    if (!ctl->valved
+        && !(saturated
+             && QC_PI_SATURATED - target <= QC_CTL_HELD_BAND * target
+             && qc_was_holding(ctl, target, m_b))) {
+        qc_ceiling_observe(&ctl->ceiling, m_b, ctl->u_measured, sum.r);
     }
     if (sum.gain <= 0.0) {
         sum.gain = QC_PI_GAIN_MIN;
