@@ -40,7 +40,7 @@ static void qc_ctl_fitted_at(qc_ctl_config_t *cfg, double cap,
                              apr_uint32_t unit)
 {
     if (cfg->nsensors == 1 && cap > 0.0 && isfinite(cap)
-        && unit == qc_ctl_unit_code(&cfg->sensors[0])) {
+        && unit == qc_ctl_unit_code(qc_sensor_unit(&cfg->sensors[0]))) {
         cfg->sensors[0].cap_seen = cap;
     }
 }
@@ -81,11 +81,7 @@ static void qc_ctl_init_model(qc_ctl_t *ctl)
                 ctl->rls = saved;
                 if (second
                     && sscanf(second, "capacity %lf %15s", &cap, unit) == 2) {
-                    qc_ctl_fitted_at(cfg, cap,
-                                     !strcmp(unit, "bit/s")
-                                     ? QC_SHM_UNIT_BITS
-                                     : !strcmp(unit, "cpus")
-                                     ? QC_SHM_UNIT_CPUS : QC_SHM_UNIT_NONE);
+                    qc_ctl_fitted_at(cfg, cap, qc_ctl_unit_code(unit));
                 }
             }
         }

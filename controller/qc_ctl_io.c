@@ -130,7 +130,8 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
         apr_atomic_set64(&q->resource_cap_bits,
                          qc_dbits(cfg->sensors[0].cap_seen));
         apr_atomic_set32(&q->resource_unit,
-                         qc_ctl_unit_code(&cfg->sensors[0]));
+                         qc_ctl_unit_code(qc_sensor_unit(
+                                              &cfg->sensors[0])));
     }
     apr_atomic_set32(&q->warnings, ctl->warnings);
     if (before != ctl->warnings) {

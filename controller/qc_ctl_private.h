@@ -20,11 +20,11 @@ static APR_INLINE qc_ctl_class_t *qc_cls(qc_ctl_t *ctl, unsigned i, int k)
     return &ctl->cls[i * QC_NCLASSES + k];
 }
 
-/* The one sensor's unit as the segment keeps it (qc_sensor_unit). */
-static APR_INLINE apr_uint32_t qc_ctl_unit_code(const qc_sensor_t *s)
+/* A unit as qc_sensor_unit names it, as the segment keeps it. */
+static APR_INLINE apr_uint32_t qc_ctl_unit_code(const char *unit)
 {
-    return strcmp(qc_sensor_unit(s), "bit/s") ? QC_SHM_UNIT_CPUS
-           : QC_SHM_UNIT_BITS;
+    return !strcmp(unit, "bit/s") ? QC_SHM_UNIT_BITS
+           : !strcmp(unit, "cpus") ? QC_SHM_UNIT_CPUS : QC_SHM_UNIT_NONE;
 }
 
 /* qc_ctl_sense.c */
