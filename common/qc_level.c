@@ -138,6 +138,36 @@ unsigned qc_level_pick_fx(unsigned m_fx, unsigned M, double n)
     return whole + (n < (double)frac / QC_LEVEL_ONE ? 1u : 0u);
 }
 
+unsigned qc_level_edge_bucket(unsigned m_fx)
+{
+    return (unsigned)((uint64_t)(m_fx % QC_LEVEL_ONE) * QC_BUCKETS
+                      / QC_LEVEL_ONE);
+}
+
+unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
+                               int spread, uint32_t seq)
+{
+    unsigned b;
+
+    /* An integral m gives every request the same tree. */
+    if ((m_fx % QC_LEVEL_ONE) == 0) {
+        return qc_level_pick_fx(m_fx, M, 0.0);
+    }
+    if (m_fx < QC_LEVEL_ONE || spread) {
+        return qc_level_pick_fx(m_fx, M, qc_draw_spread(n, seq));
+    }
+    b = qc_hash_bucket(n);
+    if (b == qc_level_edge_bucket(m_fx)) {
+        double within = n * QC_BUCKETS - b;
+
+        if (within < 0.0 || within >= 1.0) {
+            within = 0.0;
+        }
+        n = (b + qc_draw_spread(within, seq)) / QC_BUCKETS;
+    }
+    return qc_level_pick_fx(m_fx, M, n);
+}
+
 unsigned qc_level_to_fx(double m, unsigned M)
 {
     M = clamp_trees(M);

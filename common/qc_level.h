@@ -7,7 +7,8 @@
  * Level 0 means rejection.  N is the keyed hash of the client, so a
  * client keeps its tree while m stays put; or, where one hash would put
  * a large share of the load on one side of F (below one, and in the
- * buckets the controller marks), a per-request draw around it.
+ * buckets the controller marks), a per-request draw around it; or, in
+ * the one bucket F falls in, a per-request place within that bucket.
  */
 
 #ifndef QC_LEVEL_H
@@ -74,6 +75,25 @@ unsigned qc_level_pick(double m, unsigned M, double n);
 
 /* The same with m in QC_LEVEL_ONE fixed point (the shared-memory form). */
 unsigned qc_level_pick_fx(unsigned m_fx, unsigned M, double n);
+
+/*
+ * The bucket that F, the fractional part of m_fx, falls in.  Its
+ * clients are split request by request, each request at a place drawn
+ * within the bucket, so that the share of the bucket's load served from
+ * tree I + 1 grows smoothly from none to all as F crosses it: a client
+ * at the edge would otherwise move all of its load at once.
+ */
+unsigned qc_level_edge_bucket(unsigned m_fx);
+
+/*
+ * The request path's rule: the tree for one request from a client with
+ * hash n under m_fx.  Per request (a draw around n) below m = 1 and when
+ * spread (the client's bucket is marked heavy); per request within the
+ * bucket in the edge bucket; otherwise by n, so the client keeps its
+ * tree.  seq: this request's place in its thread's draw sequence.
+ */
+unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
+                               int spread, uint32_t seq);
 
 /* m <-> fixed point, rounded to nearest, clamped to [0, M], NaN -> M. */
 unsigned qc_level_to_fx(double m, unsigned M);

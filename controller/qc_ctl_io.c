@@ -90,8 +90,11 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
 
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
             apr_atomic_set32(&cfg->vs[i].slot->cls[k].level_fx,
-                             qc_level_to_fx(qc_cls(ctl, i, k)->m_applied,
+                             qc_level_to_fx(qc_spread_level(&cl->spread,
+                                                            cl->m_applied),
                                             cfg->vs[i].levels));
         }
     }

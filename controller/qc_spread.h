@@ -54,4 +54,22 @@ typedef struct {
 apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
                               double arrived);
 
+/*
+ * The threshold F to publish for a share f of the load from tree I + 1.
+ * Keys are few or skewed (40 addresses, Zipf-weighted): their hashes
+ * below F carry a share of the load that is not F (0.12 at F 0.18 in
+ * bench/robustness), and the loop saw an actuator of a third less gain.
+ * The decayed counts say how the load spreads over the hash, and under
+ * qc_level_pick_request() a marked bucket serves a share F, the edge
+ * bucket a share of its own in proportion to where F falls in it, and
+ * every other bucket all or none: F is where that sum is f.  f itself
+ * while the counts are too few or everyone is split.
+ */
+double qc_spread_threshold(const qc_spread_t *sp, double f);
+
+/* The level to publish for the loop's m in [0, levels]: I + the
+ * threshold for its fraction (below 1 every request is drawn, and the
+ * share is F already). */
+double qc_spread_level(const qc_spread_t *sp, double m);
+
 #endif /* QC_SPREAD_H */

@@ -196,12 +196,12 @@ static apr_uint32_t qc_seq_next(const request_rec *r)
 }
 
 /*
- * Which of the two trees around m this request gets.  Normally the
- * client's N decides, so a client keeps its tree.  Per request instead
- * (a draw around N) below m = 1, so that a rejected client's retry has
- * the same odds as anyone's, and in the buckets the controller marks as
+ * Which of the two trees around m this request gets (qc_level.h's
+ * rule).  Per request below m = 1, so that a rejected client's retry has
+ * the same odds as anyone's, in the buckets the controller marks as
  * carrying heavy keys (one address behind a NAT or proxy), whose load
- * would otherwise all land on one side of F.
+ * would otherwise all land on one side of F, and in the bucket F falls
+ * in.
  */
 static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
                         qc_class_shm_t *cs, apr_uint32_t m_fx, double n,
@@ -211,11 +211,10 @@ static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
     if ((m_fx % QC_LEVEL_ONE) == 0) {
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
-    if (m_fx < QC_LEVEL_ONE
-        || (apr_atomic_read64(&cs->spread_mask) >> bucket) & 1) {
-        n = qc_draw_spread(n, qc_seq_next(r));
-    }
-    return qc_level_pick_fx(m_fx, c->levels, n);
+    return qc_level_pick_request(
+               m_fx, c->levels, n,
+               (int)((apr_atomic_read64(&cs->spread_mask) >> bucket) & 1),
+               qc_seq_next(r));
 }
 
 static qc_request_t *qc_note_new(request_rec *r)

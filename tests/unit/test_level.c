@@ -465,6 +465,52 @@ START_TEST(spread_tracks_fraction_for_one_key)
 }
 END_TEST
 
+START_TEST(request_rule_by_bucket)
+{
+    /*
+     * The request path's rule at m = 1 + F, F three tenths into bucket
+     * 20: a client in a lower bucket always gets tree 2, one in a higher
+     * bucket never, one in bucket 20 three tenths of the time wherever
+     * in the bucket its N is, and a marked (heavy) one a share F.
+     */
+    double F = (20 + 0.3) / QC_BUCKETS;
+    unsigned m_fx = qc_level_to_fx(1.0 + F, 2);
+    static const double places[] = { 0.0, 0.29, 0.31, 0.999 };
+    unsigned i, j, up;
+
+    ck_assert_uint_eq(qc_level_edge_bucket(m_fx), 20);
+    ck_assert_uint_eq(qc_level_edge_bucket(qc_level_to_fx(1.0, 2)), 0);
+    for (i = 0; i < DRAWS; i++) {
+        ck_assert_uint_eq(qc_level_pick_request(
+                              m_fx, 2, 19.5 / QC_BUCKETS, 0, i), 2);
+        ck_assert_uint_eq(qc_level_pick_request(
+                              m_fx, 2, 21.0 / QC_BUCKETS, 0, i), 1);
+        /* an integral m: every request the same tree */
+        ck_assert_uint_eq(qc_level_pick_request(
+                              qc_level_to_fx(1.0, 2), 2, 0.5, 1, i), 1);
+    }
+    for (j = 0; j < COUNT(places); j++) {
+        double n = (20 + places[j]) / QC_BUCKETS;
+
+        for (i = 0, up = 0; i < DRAWS; i++) {
+            up += qc_level_pick_request(m_fx, 2, n, 0, 777 + i) == 2;
+        }
+        ck_assert_msg(fabs((double)up / DRAWS - 0.3) <= 0.01,
+                      "place %g: %u of %u", places[j], up, DRAWS);
+    }
+    for (i = 0, up = 0; i < DRAWS; i++) {
+        up += qc_level_pick_request(m_fx, 2, 0.9, 1, i) == 2;
+    }
+    ck_assert(fabs((double)up / DRAWS - F) <= 0.01);
+    /* below 1, every request is drawn, marked or not */
+    for (i = 0, up = 0; i < DRAWS; i++) {
+        up += qc_level_pick_request(qc_level_to_fx(0.25, 2), 2, 0.9, 0, i)
+              == 1;
+    }
+    ck_assert(fabs((double)up / DRAWS - 0.25) <= 0.01);
+}
+END_TEST
+
 START_TEST(spread_short_runs)
 {
     /*
@@ -590,6 +636,7 @@ static Suite *level_suite(void)
     tcase_add_test(tc, spread_range);
     tcase_add_test(tc, spread_tracks_fraction_for_one_key);
     tcase_add_test(tc, spread_short_runs);
+    tcase_add_test(tc, request_rule_by_bucket);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fixed_point");
