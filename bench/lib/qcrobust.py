@@ -623,23 +623,31 @@ def sum_reports(reps, segs):
 
 
 def ideal_at_run_costs(bound, cal, segs, u_own, u_med, n_full, n_deg,
-                       seconds):
+                       seconds, scale_all=False):
     """The most full-quality share the bound allowed at the costs the
     run itself measured: a full reply's CPU is the server's own CPU
     seconds (U_own) less the degraded replies' calibrated cost, over
-    the full replies; the budget is what the bound left beside others'
-    load (U_own + bound - U_med), segment by segment (a ramp's segment
-    below capacity serves all full and cannot lend the rest of its
-    budget to a later one).  None without U_own or full replies."""
+    the full replies; on a link (scale_all) a reply's cost is its bytes
+    on the wire, and what the run sent beyond the calibrated costs
+    (retransmissions) is shared by every reply alike.  The budget is
+    what the bound left beside others' load (U_own + bound - U_med),
+    segment by segment (a ramp's segment below capacity serves all full
+    and cannot lend the rest of its budget to a later one).  None
+    without U_own or full replies."""
     if u_own is None or u_med is None or not n_full or seconds <= 0:
         return None
-    full = (u_own * seconds - n_deg * cal["cost_deg"]) / n_full
-    if full <= cal["cost_deg"]:
+    deg = cal["cost_deg"]
+    if scale_all:
+        k = u_own * seconds / (n_full * cal["cost_full"] + n_deg * deg)
+        full, deg = k * cal["cost_full"], k * deg
+    else:
+        full = (u_own * seconds - n_deg * deg) / n_full
+    if full <= deg:
         return None
     spare = u_own + bound - u_med
     offered = sum(rate * secs for _, secs, rate in segs)
     allowed = sum(qcmetrics.max_full_share(spare * secs, rate * secs, full,
-                                           cal["cost_deg"]) * rate * secs
+                                           deg) * rate * secs
                   for _, secs, rate in segs)
     return allowed / offered if offered else None
 
@@ -680,8 +688,9 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
 
         def snap(key, at):
             time.sleep(max(0.0, at - time.time()))
-            if cpu:
-                snaps["cpu_" + key] = (time.time(), cpu.seconds())
+            with contextlib.suppress(Exception):
+                snaps["own_" + key] = (time.time(),
+                                       resource_seconds(tb, srv, cpu))
             with contextlib.suppress(Exception):
                 if which == "qosctl":
                     snaps[key] = srv.counters()
@@ -705,8 +714,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
             cpu.close()
     ws, we = t0 + win[0], t0 + win[1]
     own = None
-    if "cpu_w0" in snaps and "cpu_w1" in snaps:
-        (ta, ca), (tb_, cb) = snaps["cpu_w0"], snaps["cpu_w1"]
+    if "own_w0" in snaps and "own_w1" in snaps:
+        (ta, ca), (tb_, cb) = snaps["own_w0"], snaps["own_w1"]
         own = (cb - ca) / max(1e-3, tb_ - ta)
     inside = [i for i, s in enumerate(segs) if win[0] <= s[0] < win[1]]
     over_reps = sum_reports([reps[i] for i in inside],
@@ -755,7 +764,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                qcmetrics.percentile(us, 50),
                over_reps["s2xx"] * frac if frac is not None else None,
                over_reps["s2xx"] * (1 - frac) if frac is not None else 0,
-               win[1] - win[0]) if which == "qosctl" else None,
+               win[1] - win[0], kind.resource == "link")
+           if which == "qosctl" else None,
            "settle": settle(u_periods, kind.bound),
            "below": below, "strays": strays, "periods": len(u_periods),
            "rt_med_ms": qcmetrics.percentile(served, 50),

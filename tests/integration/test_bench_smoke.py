@@ -158,6 +158,47 @@ def test_robustness_runs_one_scenario_on_three_servers(site):
                 float(r[k])
 
 
+def test_robustness_sweeps_and_says_the_clean_rates(site):
+    """--times with a list: every scenario at each rate, and the highest
+    rate each server carried clean, mod_qosctl's over plain Apache's as a
+    goal.  Only the shape is checked, never the figures."""
+    import json
+    import subprocess
+    out = tempfile.mkdtemp(prefix="qosctl-sweep-")
+    try:
+        p = subprocess.run(
+            [sys.executable, ROBUSTNESS, "--only", "link", "--clients", "1",
+             "--load", "step", "--light", "2", "--seconds", "3",
+             "--timeout", "2", "--calibrate-seconds", "2", "--qos-n", "4",
+             "--servers", "plain,qosctl", "--times", "2,0.5",
+             "--site", site, "--out", out,
+             "--prefix", "qs%d" % (os.getpid() % 1000)],
+            capture_output=True, text=True, timeout=300)
+        print(p.stdout[-3000:], p.stderr[-3000:])
+        assert p.returncode == 0
+        with open(os.path.join(out, "summary.json")) as f:
+            doc = json.load(f)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    names = [n["name"] for n in doc["numbers"]]
+    for server in ("plain", "qosctl"):
+        assert any(n.startswith("link/static 1 step " + server)
+                   and "highest rate" in n for n in names), names
+    assert any("highest error-free rate over plain" in g["goal"]
+               for g in doc["goals"]), doc["goals"]
+
+
+@pytest.mark.parametrize("times", ["0", "x", "1,,2", "30", "nan"])
+def test_robustness_refuses_a_bad_sweep(times):
+    import subprocess
+    p = subprocess.run([sys.executable, ROBUSTNESS, "--times", times],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert p.stderr.strip().startswith("robustness: invalid --times")
+    assert len(p.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in p.stderr
+
+
 CLUSTER = os.path.join(qcbench.SRCDIR, "bench", "cluster")
 
 
