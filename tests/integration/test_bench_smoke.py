@@ -126,13 +126,11 @@ NUMERIC = ("offered", "U_med", "U_p95", "errors", "err_share", "s503",
            "s2xx", "full_share", "full_ideal", "rt_p95_light_ms")
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(
-    qcbench.qcharness.MODULES_DIR, "mod_qos.so")),
-    reason="libapache2-mod-qos not installed")
-def test_robustness_runs_one_scenario_on_three_servers(site):
-    """bench/robustness end to end on its smallest scenario (link, one
-    client address, a step): only the table's shape is checked."""
+def smallest_robustness(site, prefix, extra=()):
+    """bench/robustness on its smallest scenario (link, one client
+    address, a step, seconds long): its table rows and summary."""
     import csv
+    import json
     import subprocess
     out = tempfile.mkdtemp(prefix="qosctl-robust-")
     try:
@@ -141,14 +139,26 @@ def test_robustness_runs_one_scenario_on_three_servers(site):
              "--load", "step", "--light", "2", "--seconds", "3",
              "--timeout", "2", "--calibrate-seconds", "2", "--qos-n", "4",
              "--site", site, "--out", out,
-             "--prefix", "qr%d" % (os.getpid() % 1000)],
-            capture_output=True, text=True, timeout=300)
+             "--prefix", "%s%d" % (prefix, os.getpid() % 1000)]
+            + list(extra), capture_output=True, text=True, timeout=300)
         print(p.stdout[-3000:], p.stderr[-3000:])
         assert p.returncode == 0
         with open(os.path.join(out, "table.tsv")) as f:
             rows = list(csv.DictReader(f, delimiter="\t"))
+        with open(os.path.join(out, "summary.json")) as f:
+            doc = json.load(f)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+    return rows, doc
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(
+    qcbench.qcharness.MODULES_DIR, "mod_qos.so")),
+    reason="libapache2-mod-qos not installed")
+def test_robustness_runs_one_scenario_on_three_servers(site):
+    """bench/robustness end to end on its smallest scenario: only the
+    table's shape is checked."""
+    rows, _ = smallest_robustness(site, "qr")
     assert sorted(r["server"] for r in rows) == ["modqos", "plain",
                                                  "qosctl"]
     for r in rows:
@@ -162,30 +172,49 @@ def test_robustness_sweeps_and_says_the_clean_rates(site):
     """--times with a list: every scenario at each rate, and the highest
     rate each server carried clean, mod_qosctl's over plain Apache's as a
     goal.  Only the shape is checked, never the figures."""
-    import json
-    import subprocess
-    out = tempfile.mkdtemp(prefix="qosctl-sweep-")
-    try:
-        p = subprocess.run(
-            [sys.executable, ROBUSTNESS, "--only", "link", "--clients", "1",
-             "--load", "step", "--light", "2", "--seconds", "3",
-             "--timeout", "2", "--calibrate-seconds", "2", "--qos-n", "4",
-             "--servers", "plain,qosctl", "--times", "2,0.5",
-             "--site", site, "--out", out,
-             "--prefix", "qs%d" % (os.getpid() % 1000)],
-            capture_output=True, text=True, timeout=300)
-        print(p.stdout[-3000:], p.stderr[-3000:])
-        assert p.returncode == 0
-        with open(os.path.join(out, "summary.json")) as f:
-            doc = json.load(f)
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    rows, doc = smallest_robustness(site, "qs", ["--servers", "plain,qosctl",
+                                                 "--times", "2,0.5"])
+    assert sorted((r["server"], float(r["times"])) for r in rows) == [
+        ("plain", 0.5), ("plain", 2.0), ("qosctl", 0.5), ("qosctl", 2.0)]
     names = [n["name"] for n in doc["numbers"]]
     for server in ("plain", "qosctl"):
         assert any(n.startswith("link/static 1 step " + server)
                    and "highest rate" in n for n in names), names
     assert any("highest error-free rate over plain" in g["goal"]
                for g in doc["goals"]), doc["goals"]
+
+
+ACTUATOR_SHARE = os.path.join(qcbench.SRCDIR, "bench", "actuator-share")
+
+
+def test_actuator_share_reads_a_run(tmp_path):
+    """bench/actuator-share on a made-up run: the full share over the
+    mean m - 1 of the periods at over half the peak arrivals."""
+    import subprocess
+    (tmp_path / "table.tsv").write_text(
+        "kind\tclients\tload\tserver\tfull_share\n"
+        "cpu/cgi\t40\tstep\tqosctl\t0.2\n"
+        "cpu/cgi\t40\tstep\tplain\t1\n")
+    (tmp_path / "ctl-cpu-cgi-40-step.tsv").write_text(
+        "time\tvserver\tclass\tR\tm\n"
+        "1\ta\tbasic\t10\t2.0\n"
+        "2\ta\tbasic\t700\t1.3\n"
+        "2\ta\tpremium\t0\t2.0\n"
+        "3\ta\tbasic\t700\t1.1\n")
+    p = subprocess.run([sys.executable, ACTUATOR_SHARE, str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "1.00 to 1.00 over 1 rows" in p.stdout, p.stdout
+
+
+@pytest.mark.parametrize("args", [[], ["/nonexistent/run"], ["-h", "x"]])
+def test_actuator_share_refuses_bad_input(args):
+    import subprocess
+    p = subprocess.run([sys.executable, ACTUATOR_SHARE] + args,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0
+    assert p.stderr.startswith("actuator-share: ")
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize("times", ["0", "x", "1,,2", "30", "nan"])
