@@ -172,7 +172,7 @@ def test_robustness_sweeps_and_says_the_clean_rates(site):
     """--times with a list: every scenario at each rate, and the highest
     rate each server carried clean, mod_qosctl's over plain Apache's as a
     goal.  Only the shape is checked, never the figures."""
-    rows, doc = smallest_robustness(site, "qs", ["--servers", "plain,qosctl",
+    rows, doc = smallest_robustness(site, "qw", ["--servers", "plain,qosctl",
                                                  "--times", "2,0.5"])
     assert sorted((r["server"], float(r["times"])) for r in rows) == [
         ("plain", 0.5), ("plain", 2.0), ("qosctl", 0.5), ("qosctl", 2.0)]
