@@ -90,7 +90,9 @@ unsigned qc_level_edge_bucket(unsigned m_fx);
  * hash n under m_fx.  Per request (a draw around n) below m = 1 and when
  * spread (the client's bucket is marked heavy); per request within the
  * bucket in the edge bucket; otherwise by n, so the client keeps its
- * tree.  seq: this request's place in its thread's draw sequence.
+ * tree.  seq: this request's place in its draw sequence, the count of
+ * requests its bucket had before it (bucket_arrived in qc_shm.h), so that
+ * one key's requests follow one sequence whichever thread serves them.
  */
 unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
                                int spread, uint32_t seq);

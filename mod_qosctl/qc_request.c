@@ -177,25 +177,6 @@ static double qc_client_hash(const request_rec *r)
 }
 
 /*
- * This thread's place in the per-request sequence.  Threads (and
- * prefork's processes, which all fork with the same value) start at
- * unrelated places, so that ones serving a few requests each do not all
- * draw the sequence's first values.
- */
-static __thread apr_uint32_t qc_seq;
-static __thread int qc_seq_started;
-
-static apr_uint32_t qc_seq_next(const request_rec *r)
-{
-    if (!qc_seq_started) {
-        qc_seq = (apr_uint32_t)r->connection->id * 0x85ebca6bu
-                 ^ (apr_uint32_t)r->request_time;
-        qc_seq_started = 1;
-    }
-    return qc_seq++;
-}
-
-/*
  * Which of the two trees around m this request gets (qc_level.h's
  * rule).  Per request below m = 1, so that a rejected client's retry has
  * the same odds as anyone's, in the buckets the controller marks as
@@ -203,9 +184,9 @@ static apr_uint32_t qc_seq_next(const request_rec *r)
  * would otherwise all land on one side of F, and in the bucket F falls
  * in.
  */
-static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
-                        qc_class_shm_t *cs, apr_uint32_t m_fx, double n,
-                        unsigned bucket)
+static unsigned qc_pick(const qc_server_conf *c, qc_class_shm_t *cs,
+                        apr_uint32_t m_fx, double n, unsigned bucket,
+                        apr_uint32_t seq)
 {
     /* An integral m gives every request the same tree. */
     if ((m_fx % QC_LEVEL_ONE) == 0) {
@@ -214,7 +195,7 @@ static unsigned qc_pick(const request_rec *r, const qc_server_conf *c,
     return qc_level_pick_request(
                m_fx, c->levels, n,
                (int)((apr_atomic_read64(&cs->spread_mask) >> bucket) & 1),
-               qc_seq_next(r));
+               seq);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)
@@ -339,8 +320,13 @@ int qc_decide(request_rec *r)
     else {
         n = qc_client_hash(r);
         bucket = qc_hash_bucket(n);
-        apr_atomic_inc64(&cs->bucket_arrived[bucket]);
-        rq->level = qc_pick(r, c, cs, m_fx, n, bucket);
+        /* The count before this request numbers the bucket's requests
+         * across every thread and process: the draws of one heavy key
+         * follow one sequence, so its full-quality replies come evenly
+         * spaced, not in the clumps that queue a link. */
+        rq->level = qc_pick(c, cs, m_fx, n, bucket,
+                            (apr_uint32_t)apr_atomic_inc64(
+                                &cs->bucket_arrived[bucket]));
     }
     qc_count_arrival(c, rq, rq->level);
     qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);
