@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  9u
+#define QC_SHM_VERSION  10u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -58,9 +58,15 @@ typedef struct {
     volatile apr_uint64_t spread_mask;
 
     /* controller: the level the actuator applies, QC_LEVEL_ONE fixed
-     * point, already combined with best effort (excess sharing) */
+     * point, already combined with best effort (excess sharing): the
+     * threshold at which the clients counted in bucket_arrived take the
+     * share loop_fx asks for (doc/control.md, The actuator) */
     volatile apr_uint32_t level_fx;
-    volatile apr_uint32_t pad0;
+    /* controller: the level m that threshold serves, the one the status
+     * page shows and a restarted controller resumes; for a class pinned
+     * by QosCtlFixedLevel its level, so the module can tell whether
+     * level_fx was made for it */
+    volatile apr_uint32_t loop_fx;
 
     /* controller, for display (doubles as their bit patterns) */
     volatile apr_uint64_t r_bits;       /* arrival rate, req/s */

@@ -27,10 +27,11 @@ static unsigned qc_max_levels(const qc_ctl_config_t *cfg)
     return m;
 }
 
+/* The loop's m, not the threshold that serves it. */
 static double qc_level_in_shm(const qc_class_shm_t *cs)
 {
     return qc_level_from_fx(apr_atomic_read32(
-                                (volatile apr_uint32_t *)&cs->level_fx));
+                                (volatile apr_uint32_t *)&cs->loop_fx));
 }
 
 /* The fit resumed was learnt at capacity cap of a resource in `unit`:

@@ -46,6 +46,7 @@ typedef struct {
     double rmax;                /* req/s */
     double wmax;                /* bytes/s */
     int fixed;                  /* pinned by QosCtlFixedLevel: no loop */
+    double fixed_level;         /* and at what m */
 } qc_ctl_vs_t;
 
 typedef struct {

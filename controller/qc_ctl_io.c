@@ -81,7 +81,10 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
     }
 }
 
-/* The levels alone, as the valve changes them within a period. */
+/* The levels alone, as the valve changes them within a period: each
+ * class's m, a loop's or a pinned one, and the threshold that serves it
+ * (level_fx first, so a module that finds loop_fx its pinned level finds
+ * that level's threshold). */
 void qc_ctl_publish_levels(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -89,13 +92,17 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
     int k;
 
     for (i = 0; i < cfg->nvs; i++) {
-        for (k = 0; k < QC_NCLASSES && !cfg->vs[i].fixed; k++) {
-            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
 
-            apr_atomic_set32(&cfg->vs[i].slot->cls[k].level_fx,
-                             qc_level_to_fx(qc_spread_level(&cl->spread,
-                                                            cl->m_applied),
-                                            cfg->vs[i].levels));
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            qc_class_shm_t *cs = &vs->slot->cls[k];
+            double m = vs->fixed ? vs->fixed_level : cl->m_applied;
+
+            apr_atomic_set32(&cs->level_fx, qc_level_to_fx(
+                                 qc_spread_level(&cl->spread, m),
+                                 vs->levels));
+            apr_atomic_set32(&cs->loop_fx, qc_level_to_fx(m, vs->levels));
         }
     }
     apr_atomic_set64(&cfg->shm->m_best_effort_bits,

@@ -154,7 +154,7 @@ static int qc_agent_view(qc_agent_view_t *v, const char *host, int *scope)
             }
             else if (fresh) {
                 qc_agent_add_class(v, qc_level_from_fx(apr_atomic_read32(
-                                       &cs->level_fx)), c->levels,
+                                       &cs->loop_fx)), c->levels,
                                    qc_bitsd(apr_atomic_read64(&cs->r_bits))
                                    > 0.0);
             }

@@ -134,10 +134,15 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
                                 int cls, int *fail_open)
 {
     qc_shm_t *q = qc_rt.shm;
+    qc_class_shm_t *cs = &c->slot->cls[cls];
     apr_interval_time_t silence;
 
     if (c->fixed_set) {
-        return c->fixed_fx;
+        /* The controller's threshold for the pinned level serves its
+         * share whoever the clients are; until it has made one, the
+         * level itself. */
+        return apr_atomic_read32(&cs->loop_fx) == c->fixed_fx
+               ? apr_atomic_read32(&cs->level_fx) : c->fixed_fx;
     }
     if (qc_controller_stale(r->request_time, &silence)) {
         *fail_open = 1;
@@ -149,7 +154,7 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         }
         return c->top_fx;
     }
-    return apr_atomic_read32(&c->slot->cls[cls].level_fx);
+    return apr_atomic_read32(&cs->level_fx);
 }
 
 /*

@@ -107,9 +107,16 @@ static void qc_slot_init(qc_slot_t *slot, const char *key, unsigned levels)
     apr_cpystrn(slot->key, key, sizeof(slot->key));
     for (k = 0; k < QC_NCLASSES; k++) {
         slot->cls[k].level_fx = qc_level_to_fx(levels, levels);
+        slot->cls[k].loop_fx = slot->cls[k].level_fx;
     }
     slot->ntrees = levels;
     slot->in_use = 1;
+}
+
+static void qc_fx_within(volatile apr_uint32_t *fx, unsigned levels)
+{
+    apr_atomic_set32(fx, qc_level_to_fx(
+                         qc_level_from_fx(apr_atomic_read32(fx)), levels));
 }
 
 /* The level stays put over a restart, within the new range. */
@@ -118,11 +125,8 @@ static void qc_slot_rebind(qc_slot_t *slot, unsigned levels)
     unsigned k;
 
     for (k = 0; k < QC_NCLASSES; k++) {
-        apr_uint32_t fx = apr_atomic_read32(&slot->cls[k].level_fx);
-        double m = qc_level_from_fx(fx);
-
-        apr_atomic_set32(&slot->cls[k].level_fx,
-                         qc_level_to_fx(m, levels));
+        qc_fx_within(&slot->cls[k].level_fx, levels);
+        qc_fx_within(&slot->cls[k].loop_fx, levels);
     }
     slot->ntrees = levels;
 }

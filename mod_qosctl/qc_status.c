@@ -31,7 +31,7 @@ static const char *const qc_class_names[QC_NCLASSES] = {
 /* What one class shows, read once from shared memory. */
 typedef struct {
     double arrived, rejected, responses, bytes;
-    double m, m_own, r, r_rej, w, u, u_target;
+    double m, threshold, m_own, r, r_rej, w, u, u_target;
     double spread_buckets;
 } qc_class_view_t;
 
@@ -49,6 +49,8 @@ static const qc_metric_t qc_metrics[] = {
     QC_M(responses, "Responses completed (not rejected).", 1),
     QC_M(bytes, "Response body bytes sent.", 1),
     QC_M(m, "Level m applied by the actuator (0 rejects, M is top).", 0),
+    QC_M(threshold, "The hash threshold that serves level m's share with "
+         "these clients (m where nothing is counted).", 0),
     QC_M(m_own, "Output of this class's own control loop.", 0),
     QC_M(r, "Arrival rate over the last period, req/s.", 0),
     QC_M(r_rej, "Rejection rate over the last period, req/s.", 0),
@@ -76,7 +78,8 @@ static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
     v->responses = (double)qc_cls_sum(cs->level_responses);
     v->bytes = (double)qc_cls_sum(cs->level_bytes);
     v->m = c->fixed_set ? c->fixed_level
-                        : qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
+                        : qc_level_from_fx(apr_atomic_read32(&cs->loop_fx));
+    v->threshold = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
     v->m_own = qc_rd(&cs->m_own_bits);
     v->r = qc_rd(&cs->r_bits);
     v->r_rej = qc_rd(&cs->r_rej_bits);

@@ -200,6 +200,7 @@ static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
         vs->rmax = c->rmax;
         vs->wmax = c->wmax;
         vs->fixed = c->fixed_set;
+        vs->fixed_level = c->fixed_level;
     }
     qc_add_sensors(s, g, cfg);
     qc_add_listeners(cfg);

@@ -14,6 +14,7 @@ requests), never timings.
 """
 
 import os
+import random
 import shutil
 
 import pytest
@@ -138,6 +139,30 @@ def test_one_client_at_fractional_level_gets_both_trees(server_factory):
     assert 0.3 <= degraded / (2.0 * N) <= 0.7, degraded
     # Evenly spread, not in clumps that would queue a link.
     assert longest_run(b == b"full\n" for b in bodies) <= 3, bodies
+
+
+def test_pinned_level_serves_its_share_with_skewed_clients(server_factory):
+    """QosCtlFixedLevel 1.5 serves half the requests from the top tree
+    however unevenly 40 addresses send: the controller publishes the
+    threshold that does (status `threshold`), the module applies it."""
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\nQosCtlPeriod 0.25\n"
+                       ).start()
+    ips = addresses(40)
+    mix = [("/x.txt", ip) for i, ip in enumerate(ips)
+           for _ in range(max(1, 24 // (i + 1)))]
+    random.Random(7).shuffle(mix)
+    basic = {}
+    for _ in range(30):
+        fetch_all(s, mix)
+        basic = s.vhost()["classes"]["basic"]
+        if 1.0 < basic["threshold"] < 2.0 and basic["threshold"] != 1.5:
+            break
+    assert basic["m"] == 1.5, basic
+    assert 1.0 < basic["threshold"] < 2.0 and basic["threshold"] != 1.5, \
+        basic
+    bodies = [r[2] for _ in range(4) for r in fetch_all(s, mix)]
+    full = bodies.count(b"full\n") / float(len(bodies))
+    assert abs(full - 0.5) <= 0.04, (full, basic)
 
 
 def test_status_shows_model_warnings_and_spread(server_factory):

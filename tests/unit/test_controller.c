@@ -72,6 +72,7 @@ static qc_shm_t *make_shm(unsigned nslots)
         q->slots[i].ntrees = 2;
         for (k = 0; k < QC_NCLASSES; k++) {
             q->slots[i].cls[k].level_fx = qc_level_to_fx(2.0, 2);
+            q->slots[i].cls[k].loop_fx = qc_level_to_fx(2.0, 2);
         }
     }
     return q;
@@ -86,9 +87,9 @@ static qc_shm_t *make_shm(unsigned nslots)
 START_TEST(test_step_isolation_and_pinning)
 {
     qc_ctl_vs_t vs[3] = {
-        { "be:80", NULL, 2, 0, 0.0, 0.0, 0 },
-        { "v1:80", NULL, 2, 1, 50.0, 2e6, 0 },
-        { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 },
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 },
+        { "v1:80", NULL, 2, 1, 50.0, 2e6, 0, 0.0 },
+        { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1, 0.5 },
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
@@ -125,6 +126,7 @@ START_TEST(test_step_isolation_and_pinning)
         vs[i].slot = &q->slots[i];
     }
     q->slots[2].cls[QC_CLASS_BASIC].level_fx = qc_level_to_fx(0.5, 2);
+    q->slots[2].cls[QC_CLASS_BASIC].loop_fx = qc_level_to_fx(0.5, 2);
     qc_ctl_init(&ctl, &cfg, pool);
 
     for (period = 1; period <= 80; period++) {
@@ -211,7 +213,7 @@ static double start_fitted_at(const char *capacity, double cap,
                               apr_uint32_t unit, const char *stat)
 {
     char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
-    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_shm_t *q = make_shm(1);
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
@@ -262,6 +264,45 @@ static double start_from_state(const char *capacity, const char *stat)
 {
     return start_fitted_at(capacity, 0.0, QC_SHM_UNIT_NONE, stat);
 }
+
+/*
+ * A level pinned by QosCtlFixedLevel is corrected as a loop's is: with
+ * the lower half of the hash carrying 4/5 of the load (no bucket heavy),
+ * half of it lies below 0.3125, so m = 1.5 is served at the threshold
+ * 1.3125, and loop_fx keeps 1.5 beside it for the module to check.  A
+ * controller restarted on the segment resumes m, not the threshold.
+ */
+START_TEST(test_pinned_level_is_corrected_and_resumed)
+{
+    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1, 1.5 };
+    qc_ctl_vs_t loop = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q = make_shm(1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    unsigned b;
+    int i;
+
+    one_host(&ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 10; i++) {
+        for (b = 0; b < QC_BUCKETS; b++) {
+            cs->bucket_arrived[b] += b < QC_BUCKETS / 2 ? 40 : 10;
+        }
+        cs->level_arrived[1] += 800;
+        cs->level_arrived[2] += 800;
+        qc_ctl_step(&ctl, 1.0, 0.3, -1, (apr_int64_t)i * 1000000);
+    }
+    ck_assert_uint_eq(cs->loop_fx, qc_level_to_fx(1.5, 2));
+    ck_assert_msg(fabs(qc_level_from_fx(cs->level_fx) - 1.3125) < 1e-3,
+                  "threshold %g", qc_level_from_fx(cs->level_fx));
+    /* The premium class, with no clients counted, is served at 1.5. */
+    ck_assert_uint_eq(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx,
+                      qc_level_to_fx(1.5, 2));
+
+    one_host(&ctl, &cfg, &loop, q, 0.9);
+    ck_assert(fabs(ctl.cls[QC_CLASS_BASIC].m_applied - 1.5) < 1e-4);
+}
+END_TEST
 
 /* A state file saved on 4 CPUs, read on 2: the fit is rescaled at the
  * first period.  Saved on a link, or by an older controller: the fit
@@ -382,7 +423,7 @@ static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
  */
 START_TEST(test_step_on_a_queued_link)
 {
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     /* full quality: 3.0 s of work per second */
@@ -458,7 +499,7 @@ static double jittered(double u, unsigned *seed, double amp, double *prev)
 static double lq_step_run(int from, int to, double prior, double wrong_d,
                           double amp, unsigned seed, double *m_min)
 {
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
@@ -853,7 +894,7 @@ END_TEST
  */
 START_TEST(test_differentiation_without_best_effort)
 {
-    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0 };
+    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
@@ -908,7 +949,7 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
         { 300, 50, 300.0 },     /* the reading before was unknown */
         { 10, 500, 40.0 },      /* at most 4 times the count */
     };
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_shm_t *q = make_shm(1);
@@ -941,7 +982,7 @@ END_TEST
 static double pinned_capacity(int light, double over, int link, double k,
                               int drain, double shrink, double *carried)
 {
-    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1 };
+    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1, 2.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     /* full quality: 1e-4 + 8e-9 * 65536 = 6.2e-4 s of link per reply */
@@ -1057,9 +1098,9 @@ END_TEST
 START_TEST(test_excess_sharing_step_rejects_nobody)
 {
     qc_ctl_vs_t vs[3] = {
-        { "be:80", NULL, 2, 0, 0.0, 0.0, 0 },
-        { "v1:80", NULL, 2, 1, 1000.0, 1000.0 * 32768, 0 },
-        { "v2:80", NULL, 2, 1, 1200.0, 1200.0 * 32768, 0 },
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 },
+        { "v1:80", NULL, 2, 1, 1000.0, 1000.0 * 32768, 0, 0.0 },
+        { "v2:80", NULL, 2, 1, 1200.0, 1200.0 * 32768, 0, 0.0 },
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
@@ -1111,6 +1152,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     tcase_add_test(tc, test_step_isolation_and_pinning);
     tcase_add_test(tc, test_state_file_at_another_capacity);
+    tcase_add_test(tc, test_pinned_level_is_corrected_and_resumed);
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);
     tcase_add_test(tc, test_a_wrong_background_cannot_blind_the_loop);

@@ -104,7 +104,7 @@ typedef struct {
  * refusal. */
 static void rig_init_c(rig_t *g, double a0, double c0, double bound)
 {
-    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0 };
+    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     int k;
 
     memset(g, 0, sizeof(*g));
@@ -115,6 +115,7 @@ static void rig_init_c(rig_t *g, double a0, double c0, double bound)
     g->q->slots[0].ntrees = 2;
     for (k = 0; k < QC_NCLASSES; k++) {
         g->q->slots[0].cls[k].level_fx = qc_level_to_fx(2.0, 2);
+        g->q->slots[0].cls[k].loop_fx = qc_level_to_fx(2.0, 2);
     }
     g->vs.slot = &g->q->slots[0];
     g->cfg.bound = bound;
@@ -437,8 +438,8 @@ END_TEST
 START_TEST(test_idle_host_takes_nothing)
 {
     qc_ctl_vs_t vs[2] = {
-        { "_:80", NULL, 1, 0, 0.0, 0.0, 0 },
-        { "site:80", NULL, 2, 0, 0.0, 0.0, 0 },
+        { "_:80", NULL, 1, 0, 0.0, 0.0, 0, 0.0 },
+        { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 },
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
@@ -457,6 +458,7 @@ START_TEST(test_idle_host_takes_nothing)
         for (k = 0; k < QC_NCLASSES; k++) {
             q->slots[i].cls[k].level_fx = qc_level_to_fx(vs[i].levels,
                                                          vs[i].levels);
+            q->slots[i].cls[k].loop_fx = q->slots[i].cls[k].level_fx;
         }
         vs[i].slot = &q->slots[i];
     }
