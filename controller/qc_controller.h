@@ -107,6 +107,9 @@ typedef struct {
     double r_unsaturated;       /* and the arrivals/s then */
     double m_unsaturated;       /* and best effort's level then */
     qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
+    /* Best effort's arrivals/s at the last period and their change then
+     * (qc_be_trend), 0 before any. */
+    double be_r_prev, be_dr_prev;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */

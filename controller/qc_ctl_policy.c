@@ -619,6 +619,36 @@ static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
 }
 
 /*
+ * How far the model's level for `target` moved with a trend in best
+ * effort's arrivals r (doc/control.md, point 23).  The PI lags a ramp:
+ * each period's new arrivals meet last period's level.  Where the
+ * arrivals moved the same way in two periods in a row, the loop follows
+ * the smaller of the two moves at once: the model's level at r less
+ * its level at r less that move.  One fit and calibration for both, so
+ * a change of either is the PI's to follow, not this; a lone step moves
+ * nothing (the jump and the PI take it), nor does noise around a steady
+ * load (its moves alternate).
+ */
+static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
+                          double m_ff, double lowest)
+{
+    double dr = r - ctl->be_r_prev, trend = 0.0;
+
+    if (ctl->be_r_prev > 0.0 && dr * ctl->be_dr_prev > 0.0) {
+        trend = fabs(dr) < fabs(ctl->be_dr_prev) ? dr : ctl->be_dr_prev;
+    }
+    ctl->be_dr_prev = ctl->be_r_prev > 0.0 ? dr : 0.0;
+    ctl->be_r_prev = r;
+    if (trend == 0.0 || !(r - trend > 0.0)) {
+        return 0.0;
+    }
+    /* The level is linear in each class's arrivals at a given m: the
+     * load of r - trend at m is r's times (r - trend) / r. */
+    return m_ff - qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
+                                     target * r / (r - trend));
+}
+
+/*
  * The best-effort loop holds everything not covered by a guarantee at
  * the bound less the guaranteed traffic and the background (§5.3).  Its
  * output is a fraction of each host's range; its process gain sums the
@@ -627,7 +657,7 @@ static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
 static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target;
+    double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target, follow;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = qc_pi_capped(ctl->u_measured);
     qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
@@ -660,6 +690,8 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
     m_ff = qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
                               target + sum.u_guaranteed);
+    follow = qc_be_trend(ctl, sum.r, target + sum.u_guaranteed, m_ff,
+                         lowest);
     m_over = qc_overflowing(ctl) ? qc_overflow_level(ctl, &sum, lowest)
              : -1.0;
     if (m_over >= 0.0) {
@@ -692,6 +724,9 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         /* On a saturated resource best effort only goes down. */
         qc_pi_step(&ctl->be, target, sum.u, sum.gain, cfg->period,
                    cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
+        if (!(saturated && follow > 0.0)) {
+            qc_pi_shift(&ctl->be, follow);
+        }
     }
     if (qc_pi_output(&ctl->be) > m_b) {
         double cap = qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,

@@ -273,6 +273,17 @@ void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling)
     }
 }
 
+void qc_pi_shift(qc_pi_t *pi, double dm)
+{
+    if (!isfinite(dm)) {
+        return;
+    }
+    if (pi->max_step > 0.0) {
+        dm = qc_clampd(dm, -pi->max_step, pi->max_step);
+    }
+    pi->m = qc_clampd(pi->m + dm, 0.0, pi->m_max);
+}
+
 double qc_pi_up_limit(double m, double lowest, double unit)
 {
     double least = QC_PI_UP_LEAST * unit;

@@ -181,10 +181,11 @@ void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
 
 /*
- * Move the output to m (within [0, M]) and restart the loop there, with
- * no proportional kick from the error before: the caller knows the
- * level its set point needs better than the PI's path does.
+ * Move the output by dm (within [0, M], at most the step limit), keeping
+ * the loop's state: a feed-forward of what the error has not seen.
  */
+void qc_pi_shift(qc_pi_t *pi, double dm);
+
 /*
  * The highest level a loop at m may reach next period: its excess over
  * the lowest tree (`lowest`) at most QC_PI_UP_GROWTH times what it
@@ -199,6 +200,11 @@ void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
 
 double qc_pi_up_limit(double m, double lowest, double unit);
 
+/*
+ * Move the output to m (within [0, M]) and restart the loop there, with
+ * no proportional kick from the error before: the caller knows the
+ * level its set point needs better than the PI's path does.
+ */
 void qc_pi_restart(qc_pi_t *pi, double m);
 
 /* Current output. */

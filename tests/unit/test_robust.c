@@ -191,6 +191,46 @@ static int cold_step(double prior, double times, double bound,
     return settled;
 }
 
+/*
+ * A ramp from half to four times what the full tree carries, over 40
+ * periods, from light load: each period's new arrivals meet the level
+ * set for the last period's, and the PI alone lags (in this plant the
+ * ramp's second half averaged U 0.67 against a 0.6 bound, and every
+ * period of it read over the bound).  Following the model's level for
+ * the trend holds the bound.
+ */
+START_TEST(test_ramp_is_followed)
+{
+    rig_t g;
+    cpu_plant_t pl = { 0.3 / COST_FULL, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0,
+                       0.0 };
+    qc_class_shm_t *cs;
+    double mean = 0.0;
+    int period, over = 0;
+
+    rig_init(&g, COST_FULL, 0.6);
+    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+    for (period = -20; period < 40; period++) {
+        double u;
+
+        if (period >= 0) {
+            pl.r = (0.5 + 3.5 * period / 40.0) / COST_FULL;
+        }
+        u = cpu_period(&pl, cs);
+        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
+        if (period >= 20) {
+            mean += u / 20.0;
+            over += u > 0.6;
+        }
+    }
+    printf("ramp 0.5x -> 4x: mean U %.3f over its second half, %d of 20 "
+           "periods over the bound, m %.3f at its end\n", mean, over,
+           rig_level(&g));
+    ck_assert_msg(fabs(mean - 0.6) < 0.03, "mean U %.3f", mean);
+    ck_assert_msg(over <= 15, "%d of 20 periods over the bound", over);
+}
+END_TEST
+
 /* (i), (iii), (iv): from priors 10x low, right and 10x high. */
 START_TEST(test_cold_start_any_prior)
 {
@@ -852,6 +892,7 @@ int main(void)
     apr_pool_create(&pool, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
     tcase_add_test(tc, test_cold_start_any_prior);
+    tcase_add_test(tc, test_ramp_is_followed);
     tcase_add_test(tc, test_light_load_high_prior_recovers);
     tcase_add_test(tc, test_refusal_dearer_than_a_snapshot);
     tcase_add_test(tc, test_held_bound_is_no_valve);
