@@ -625,9 +625,9 @@ static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
  * arrivals moved the same way in two periods in a row, the loop follows
  * the smaller of the two moves at once: the model's level at r less
  * its level at r less that move.  One fit and calibration for both, so
- * a change of either is the PI's to follow, not this; a lone step moves
- * nothing (the jump and the PI take it), nor does noise around a steady
- * load (its moves alternate).
+ * a change of either is the PI's to follow, not this.  A lone step,
+ * a large move after a small one, moves little (the jump and the PI
+ * take it), and noise around a steady load seldom (its moves alternate).
  */
 static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
                           double m_ff, double lowest)
