@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  10u
+#define QC_SHM_VERSION  11u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -142,6 +142,15 @@ typedef struct {
      * capacity (bit/s or CPUs; 0 unknown) and QC_SHM_UNIT_* of it. */
     volatile apr_uint64_t resource_cap_bits;
     volatile apr_uint32_t resource_unit;
+    /* controller: the surge guard (qc_surge.h): the count surge_arrived
+     * reached when it published, plus the slack, and the rate (< = 0:
+     * none) past which a request gets its host's lowest tree */
+    volatile apr_uint64_t surge_base_bits;
+    volatile apr_uint64_t surge_rate_bits;
+    /* request path, on a line of its own: requests decided on for hosts
+     * a loop drives, and those the guard sent to the lowest tree */
+    volatile apr_uint64_t surge_arrived __attribute__((aligned(64)));
+    volatile apr_uint64_t surge_degraded;
 
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;

@@ -132,6 +132,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     qc_overflow_init(&ctl->ovf);
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);
+    ctl->surge_seen = apr_atomic_read64(&q->surge_arrived);
+    ctl->surge_down = apr_atomic_read64(&q->surge_degraded);
     qc_ctl_log_init(ctl, p);
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
@@ -173,7 +175,11 @@ void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s)
 
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)
 {
-    if (!qc_ctl_valve(ctl, dt, u_tick)) {
+    apr_uint64_t down = apr_atomic_read64(&ctl->cfg->shm->surge_degraded);
+    int surged = down != ctl->surge_down;
+
+    ctl->surge_down = down;
+    if (!qc_ctl_valve(ctl, dt, u_tick, surged)) {
         return 0;
     }
     qc_ctl_publish_levels(ctl);

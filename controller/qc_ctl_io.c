@@ -20,6 +20,7 @@
 
 #include "qc_ctl_private.h"
 #include "qc_netstat.h"
+#include "qc_surge.h"
 
 /* Longest log line of one class (the host name is at most QC_KEY_LEN). */
 #define QC_LOG_LINE (QC_KEY_LEN + 320)
@@ -159,6 +160,12 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     apr_atomic_set64(&q->u_best_effort_target_bits,
                      qc_dbits(ctl->be_target));
     apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
+    /* Rate, then base, then heartbeat: the request path reads them the
+     * other way round (qc_surge_guard). */
+    apr_atomic_set64(&q->surge_rate_bits, qc_dbits(ctl->surge_rate));
+    apr_atomic_set64(&q->surge_base_bits, qc_dbits(
+                         (double)apr_atomic_read64(&q->surge_arrived)
+                         + qc_surge_slack(ctl->surge_rate)));
     apr_atomic_inc64(&q->periods);
     /* Last, so a request that sees the heartbeat sees fresh levels. */
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);

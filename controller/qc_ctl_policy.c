@@ -11,6 +11,7 @@
 
 #include "qc_ctl_private.h"
 #include "qc_math.h"
+#include "qc_surge.h"
 
 /* Decided work not yet sent (periods of the resource) below which
  * there is none, and the longest a resource is taken to drain it: a
@@ -1046,6 +1047,10 @@ void qc_ctl_policy(qc_ctl_t *ctl)
         }
     }
     qc_expect_upper(ctl);
+    /* Load that is not the server's is not shed (as by the valve). */
+    ctl->surge_rate = ctl->warnings & QC_WARN_BACKGROUND ? 0.0
+                      : qc_surge_rate(ctl->surge_r, ctl->u_measured,
+                                      ctl->surge_dt);
 }
 
 /*
@@ -1058,33 +1063,38 @@ void qc_ctl_policy(qc_ctl_t *ctl)
  * in the first period that reads unsaturated, as after its own valve.
  * Held load at the bound does not jump, so its busy seconds do not
  * fire this.  A background the fit knows to saturate the resource is
- * not shed here either.
+ * not shed here either.  The request path's surge guard (qc_surge.h)
+ * fires it too, surged: it has seen arrivals past the rate that
+ * saturates the resource, and sends them down itself until then.
  */
-int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick)
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick_upper;
     double lowest;
     unsigned i, fewest;
-    int k;
+    int k, jumped = 0;
 
     ctl->tick_upper = upper;
     if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
         ctl->tick_saturated = 0;
-        return 0;
     }
-    if (ctl->tick_saturated++ == 0) {
-        ctl->tick_upper0 = last;
-        ctl->tick_seconds = 0.0;
+    else {
+        if (ctl->tick_saturated++ == 0) {
+            ctl->tick_upper0 = last;
+            ctl->tick_seconds = 0.0;
+        }
+        ctl->tick_seconds += dt;
+        jumped = ctl->tick_saturated >= QC_CTL_VALVE_TICKS
+                 && (upper - ctl->tick_upper0) / ctl->tick_seconds
+                    > QC_CTL_VALVE_JUMP * ctl->upper_rate
+                      + QC_CTL_VALVE_LEAST;
     }
-    ctl->tick_seconds += dt;
     fewest = qc_fewest_levels(ctl, 1);
     lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
-    if (ctl->tick_saturated < QC_CTL_VALVE_TICKS || ctl->valved
+    if (!(jumped || surged) || ctl->valved
         || (ctl->warnings & QC_WARN_BACKGROUND)
-        || qc_pi_output(&ctl->be) <= lowest
-        || (upper - ctl->tick_upper0) / ctl->tick_seconds
-           <= QC_CTL_VALVE_JUMP * ctl->upper_rate + QC_CTL_VALVE_LEAST) {
+        || qc_pi_output(&ctl->be) <= lowest) {
         return 0;
     }
     qc_pi_restart(&ctl->be, lowest);

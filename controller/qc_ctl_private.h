@@ -48,7 +48,7 @@ void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s);
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);
 void qc_ctl_publish_levels(qc_ctl_t *ctl);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
-int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick);
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged);
 void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p);
 void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us);
 void qc_ctl_save_state(qc_ctl_t *ctl);

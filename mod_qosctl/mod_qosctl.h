@@ -108,6 +108,7 @@ typedef struct {
     int excluded;
     int rejected;               /* answered 503 by the actuator */
     int counted;                /* arrival already counted */
+    int surged;                 /* sent to the lowest tree by the guard */
 } qc_request_t;
 
 /* The module-wide runtime state, valid after post_config. */

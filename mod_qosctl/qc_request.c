@@ -35,6 +35,7 @@
 
 #include "mod_qosctl.h"
 #include "qc_heartbeat.h"
+#include "qc_surge.h"
 #include "qc_uri.h"
 
 APLOG_USE_MODULE(qosctl);
@@ -250,11 +251,42 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
                            qc_level_from_fx(m_fx),
                            rq->cls == QC_CLASS_PREMIUM ? "premium"
                                                        : "basic",
-                           c->fixed_set ? " fixed" : "");
+                           c->fixed_set ? " fixed"
+                           : rq->surged ? " surge" : "");
     }
     apr_table_setn(r->notes, "qosctl", why);
     if (c->reason_header == 1) {
         apr_table_setn(r->err_headers_out, "X-QosCtl-Reason", why);
+    }
+}
+
+/*
+ * The surge guard (qc_surge.h): every request a loop's level decides on
+ * is counted, and one that comes past the rate the controller last
+ * published is served from its host's lowest tree.  It never lowers a
+ * request below that tree, nor touches a guaranteed host, whose own
+ * loop holds its share.  The heartbeat is read before the base, which
+ * the controller writes before it: a new base is never read against an
+ * old period's start, which would count every request as past it.
+ */
+static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
+                           qc_request_t *rq)
+{
+    qc_shm_t *q = qc_rt.shm;
+    double seq = (double)apr_atomic_inc64(&q->surge_arrived);
+    apr_time_t since;
+
+    if (rq->level <= 1 || c->guaranteed) {
+        return;
+    }
+    since = r->request_time
+            - (apr_time_t)apr_atomic_read64(&q->heartbeat);
+    if (qc_surge_past(seq, qc_bitsd(apr_atomic_read64(&q->surge_base_bits)),
+                      qc_bitsd(apr_atomic_read64(&q->surge_rate_bits)),
+                      (double)since / APR_USEC_PER_SEC)) {
+        rq->level = 1;
+        rq->surged = 1;
+        apr_atomic_inc64(&q->surge_degraded);
     }
 }
 
@@ -332,6 +364,9 @@ int qc_decide(request_rec *r)
         rq->level = qc_pick(c, cs, m_fx, n, bucket,
                             (apr_uint32_t)apr_atomic_inc64(
                                 &cs->bucket_arrived[bucket]));
+    }
+    if (!c->fixed_set && !fail_open) {
+        qc_surge_guard(r, c, rq);
     }
     qc_count_arrival(c, rq, rq->level);
     qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);

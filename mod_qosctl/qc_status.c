@@ -171,6 +171,8 @@ typedef struct {
     apr_uint64_t periods;
     unsigned pid;
     unsigned valves;            /* qc_shm.h: valve_firings */
+    apr_uint64_t surged;        /* qc_shm.h: surge_degraded */
+    double surge_rate;          /* req/s, 0: no guard */
     int fail_open;
     double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
     double accept_queue;        /* -1: unknown */
@@ -211,6 +213,8 @@ static void qc_global_view(qc_global_view_t *g)
     g->periods = apr_atomic_read64(&q->periods);
     g->pid = apr_atomic_read32(&q->controller_pid);
     g->valves = apr_atomic_read32(&q->valve_firings);
+    g->surged = apr_atomic_read64(&q->surge_degraded);
+    g->surge_rate = qc_rd(&q->surge_rate_bits);
     g->a = qc_rd(&q->a_bits);
     g->b = qc_rd(&q->b_bits);
     g->c = qc_rd(&q->c_bits);
@@ -363,8 +367,10 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
                g->periods);
     qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
     ap_rprintf(r, ",\"fail_open\":%s,\"valve_firings\":%u,"
-               "\"cpu_ms_per_period\":", g->fail_open ? "true" : "false",
-               g->valves);
+               "\"surge_degraded\":%" APR_UINT64_T_FMT ",\"surge_rate\":",
+               g->fail_open ? "true" : "false", g->valves, g->surged);
+    qc_json_num(r, g->surge_rate);
+    ap_rputs(",\"cpu_ms_per_period\":", r);
     qc_json_num(r, g->cpu_ms);
     qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
                   ? 0.0 / 0.0 : g->accept_queue);
@@ -482,6 +488,14 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                "best effort to its lowest tree at once.\n"
                "# TYPE qosctl_controller_valve_firings_total counter\n"
                "qosctl_controller_valve_firings_total %u\n", g->valves);
+    ap_rprintf(r, "# HELP qosctl_surge_degraded_total Requests that came "
+               "past the surge guard's rate and were served from their "
+               "host's lowest tree.\n"
+               "# TYPE qosctl_surge_degraded_total counter\n"
+               "qosctl_surge_degraded_total %" APR_UINT64_T_FMT "\n",
+               g->surged);
+    qc_prom_gauge(r, "surge_rate", "Arrivals/s past which the surge "
+                  "guard serves the lowest tree (0: none).", g->surge_rate);
     qc_prom_gauge(r, "calibration", "Measured over modelled utilization "
                   "of the requests.", g->calibration);
     ap_rputs("# HELP qosctl_request_cost_seconds Model cost of a request "
@@ -590,9 +604,12 @@ static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
     }
     else {
         ap_rprintf(r, "<p>Controller: pid %u, last period %.2f s ago, "
-                   "%" APR_UINT64_T_FMT " periods, %u valve firings; %s "
+                   "%" APR_UINT64_T_FMT " periods, %u valve firings, "
+                   "%" APR_UINT64_T_FMT " requests sent down by the surge "
+                   "guard (past %.0f req/s); %s "
                    "connections waiting to be accepted%s.</p>\n", g->pid,
-                   g->age / 1e6, g->periods, g->valves,
+                   g->age / 1e6, g->periods, g->valves, g->surged,
+                   g->surge_rate,
                    g->accept_queue < 0 ? "unknown"
                    : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                    g->fail_open ? " &mdash; <b>failing open</b>" : "");
