@@ -24,12 +24,12 @@
  * near the bound r / u is close to r, and arrivals that an accept
  * queue held back come counted in a burst. */
 #define QC_SURGE_RATIO_MIN 1.5
-/* ...and at most this many: a nearly idle resource says little. */
+/* ...and at most this many: the reading of a nearly idle resource is
+ * mostly noise and background. */
 #define QC_SURGE_RATIO_MAX 20.0
-/* No guard after a period of fewer requests, or a reading under this:
- * r / u of a few requests is noise, and an idle start has no rate. */
+/* No guard after a period of fewer requests: r / u of a few is noise,
+ * and an idle start has no rate. */
 #define QC_SURGE_LEAST 10.0
-#define QC_SURGE_U_LEAST 0.02
 /* Slack: this many seconds of the rate, and at least this many
  * requests. */
 #define QC_SURGE_SLACK_SECONDS 0.1
@@ -37,17 +37,17 @@
 
 /*
  * The rate (requests/s) past which a period's arrivals, r requests/s
- * over `period` seconds at utilization u (< 0: unknown), would saturate
- * the resource; 0: no guard.
+ * over `period` seconds at utilization u (< 0 or NaN: unknown), would
+ * saturate the resource; 0: no guard.
  */
 static APR_INLINE double qc_surge_rate(double r, double u, double period)
 {
     double ratio;
 
-    if (!(r * period >= QC_SURGE_LEAST) || !(u >= QC_SURGE_U_LEAST)) {
+    if (!(r * period >= QC_SURGE_LEAST) || !(u >= 0.0)) {
         return 0.0;
     }
-    ratio = 1.0 / u;
+    ratio = u > 1.0 / QC_SURGE_RATIO_MAX ? 1.0 / u : QC_SURGE_RATIO_MAX;
     ratio = ratio < QC_SURGE_RATIO_MIN ? QC_SURGE_RATIO_MIN
             : ratio > QC_SURGE_RATIO_MAX ? QC_SURGE_RATIO_MAX : ratio;
     return r * ratio;

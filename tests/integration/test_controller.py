@@ -402,6 +402,57 @@ def test_status_formats_parse(apache):
     assert code == 200 and b"QosCtlControllerAge:" in body
 
 
+def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
+    """The surge guard (common/qc_surge.h): a steady 48 req/s of a small
+    page never comes past the rate the controller publishes (at least
+    1.5x and at most 20x the last period's arrivals), so nothing is sent
+    down.  A burst of 20 times that and more sends some requests to the
+    lowest tree at once, says why in %{qosctl}n, refuses none, and fires
+    the valve; the loop then comes back to the top tree."""
+    # A link on loopback: what else the machine runs does not saturate
+    # it, as it could the CPU and degrade everything before the burst.
+    log = ("QosCtlResource link lo 1G\n"
+           "LogFormat \"%U %>s %{qosctl}n\" qc\n"
+           "CustomLog surge.log qc\n")
+    a = apache(log)
+    wait_for(lambda: fresh_controller(a))
+    rep = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt", rate=48,
+                            num_conns=144, nice=5)
+    assert rep["s2xx"] == 144, rep["raw"]
+    doc = a.status_json()
+    rate = doc["controller"]["surge_rate"]
+    assert rate > 48 * 1.5 - 1 and rate < 48 * 20 * 1.6, rate
+    assert doc["controller"]["surge_degraded"] == 0
+    valves = doc["controller"]["valve_firings"]
+
+    # the burst: 2,000 requests at up to 4,000 req/s, after a steady
+    # second that sets the rate from 48 req/s again
+    steady = threading.Thread(target=qcharness.httperf, daemon=True,
+                              args=("127.0.0.1", a.port),
+                              kwargs=dict(uri="/x.txt", rate=48,
+                                          num_conns=96, nice=5))
+    steady.start()
+    time.sleep(1.5)
+    burst = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt",
+                              rate=4000, num_conns=2000, nice=5)
+    steady.join(60)
+    assert burst["s2xx"] == 2000 and burst["s5xx"] == 0, burst["raw"]
+    doc = a.status_json()
+    down = doc["controller"]["surge_degraded"]
+    print("surge guard: rate %.0f req/s before the burst; %d of its "
+          "requests sent down; burst rate %.0f req/s" %
+          (rate, down, burst["request_rate"]))
+    assert down >= 1
+    assert wait_for(lambda: controller(a)["valve_firings"] > valves)
+    with open(os.path.join(a.root, "surge.log")) as f:
+        reasons = [line.split(" ", 2)[2] for line in f if " surge" in line]
+    assert reasons and all(r.startswith("degraded 1/2 ") for r in reasons)
+    # back to the top tree once the load is light again
+    def basic_m():
+        return a.status_json()["vhosts"][0]["classes"]["basic"]["m"]
+    assert wait_for(lambda: basic_m() == 2.0, limit=30), a.status_json()
+
+
 def test_overcommitted_guarantees_fail_startup(apache):
     a = qcharness.Apache()
     make_site(a.docroot)

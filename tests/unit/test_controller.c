@@ -17,6 +17,7 @@
 
 #include "qc_test.h"
 #include "qc_controller.h"
+#include "qc_surge.h"
 
 #define TRUE_A 1e-4             /* s per served request */
 #define TRUE_B 8e-9             /* s per byte */
@@ -351,6 +352,39 @@ typedef struct {
     double logged[QC_MAX_TREES + 1];    /* replies logged so far */
 } lq_t;
 
+/* The request path's surge guard, when lq_tick_run emulates it: the
+ * segment, and the seconds since the controller's last period. */
+static qc_shm_t *lq_guard_shm;
+static double lq_guard_t;
+
+/* qc_surge_guard on a tick's batch: the part of it past the published
+ * rate goes from the trees above the lowest to the lowest. */
+static void lq_guard(lq_batch_t *b, unsigned levels, double dt)
+{
+    qc_shm_t *q = lq_guard_shm;
+    double n = 0.0, rate = qc_bitsd(q->surge_rate_bits), over, moved = 0.0;
+    unsigned k;
+
+    for (k = 0; k <= levels; k++) {
+        n += b->n[k];
+    }
+    lq_guard_t += dt;
+    over = (double)q->surge_arrived + n - qc_bitsd(q->surge_base_bits)
+           - rate * lq_guard_t;
+    q->surge_arrived += (apr_uint64_t)n;
+    if (!(rate > 0.0) || !(over > 0.0) || !(n > 0.0)) {
+        return;
+    }
+    for (k = 2; k <= levels; k++) {
+        double d = b->n[k] * fmin(over / n, 1.0);
+
+        b->n[k] -= d;
+        b->n[1] += d;
+        moved += d;
+    }
+    q->surge_degraded += (apr_uint64_t)ceil(moved);
+}
+
 static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
                         unsigned levels, double dt)
 {
@@ -368,6 +402,9 @@ static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
     else {
         b->n[i] = pl->r * dt * (1.0 - (m - i));
         b->n[i + 1] = pl->r * dt * (m - i);
+    }
+    if (lq_guard_shm) {
+        lq_guard(b, levels, dt);
     }
     for (k = 0; k <= levels; k++) {
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)b->n[k]);
@@ -610,7 +647,8 @@ static double lq_left(const lq_t *lq)
  * qc_ctl_run reads it: a fresh controller whose prior is `prior` times
  * the true costs, and from the fourth tick on 3x what the full tree
  * carries (light load from period `from` when it is < 0).  ticks 0
- * leaves the valve out: the period's step alone.  Returns the longest
+ * leaves the valve out: the period's step alone; 2 adds the request
+ * path's surge guard to the valve.  Returns the longest
  * the link's queue got, in seconds of work; *tail is the mean reading
  * of the last 10 of 30 periods.
  */
@@ -634,6 +672,8 @@ static double lq_tick_run(int ticks, int from, double prior, double *tail,
     cfg.b0 *= prior;
     cfg.c0 *= prior;
     qc_ctl_init(ctl, &cfg, pool);
+    lq_guard_shm = ticks == 2 ? q : NULL;
+    lq_guard_t = 0.0;
     *tail = 0.0;
     for (p = from; p < 30; p++) {
         double u = 0.0;
@@ -653,10 +693,12 @@ static double lq_tick_run(int ticks, int from, double prior, double *tail,
             worst = fmax(worst, lq_left(&lq));
         }
         qc_ctl_step(ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
+        lq_guard_t = 0.0;
         if (p >= 20) {
             *tail += u / 10.0;
         }
     }
+    lq_guard_shm = NULL;
     return worst;
 }
 
@@ -827,6 +869,86 @@ START_TEST(test_valve_cuts_a_jump_within_the_period)
             ck_assert_uint_ge(ctl.valves, 1);
         }
     }
+}
+END_TEST
+
+/* The guard's arithmetic (qc_surge.h), as both sides use it. */
+START_TEST(test_surge_rate)
+{
+    /* light load: 28 req/s read 0.15 saturate at 28 / 0.15 */
+    ck_assert(fabs(qc_surge_rate(28.0, 0.15, 1.0) - 28.0 / 0.15) < 1e-9);
+    /* near the bound, or past a capped reading: 1.5x the arrivals */
+    ck_assert(fabs(qc_surge_rate(1000.0, 0.9, 1.0) - 1500.0) < 1e-9);
+    ck_assert(fabs(qc_surge_rate(1000.0, 1.1, 1.0) - 1500.0) < 1e-9);
+    /* a nearly idle resource: at most 20x */
+    ck_assert(fabs(qc_surge_rate(50.0, 0.01, 1.0) - 1000.0) < 1e-9);
+    ck_assert(fabs(qc_surge_rate(50.0, 0.0, 1.0) - 1000.0) < 1e-9);
+    /* no guard: too few requests, no reading */
+    ck_assert(qc_surge_rate(9.0, 0.5, 1.0) == 0.0);
+    ck_assert(qc_surge_rate(20.0, 0.5, 0.25) == 0.0);
+    ck_assert(qc_surge_rate(100.0, -1.0, 1.0) == 0.0);
+    ck_assert(qc_surge_rate(100.0, 0.0 / 0.0, 1.0) == 0.0);
+    /* slack: 0.1 s of the rate, at least 16 requests */
+    ck_assert(fabs(qc_surge_slack(1000.0) - 100.0) < 1e-9);
+    ck_assert(fabs(qc_surge_slack(50.0) - 16.0) < 1e-9);
+    /* past: beyond base + rate t, never before the period began */
+    ck_assert(!qc_surge_past(116.0, 116.0, 100.0, 0.0));
+    ck_assert(qc_surge_past(117.0, 116.0, 100.0, 0.0));
+    ck_assert(qc_surge_past(117.0, 116.0, 100.0, -5.0));
+    ck_assert(!qc_surge_past(165.0, 116.0, 100.0, 0.5));
+    ck_assert(qc_surge_past(167.0, 116.0, 100.0, 0.5));
+    ck_assert(!qc_surge_past(1e9, 116.0, 0.0, 0.5));
+}
+END_TEST
+
+/*
+ * The guard on the simulated link (3x from light load, prior right):
+ * the valve alone lets three saturated ticks of full-quality replies
+ * queue; the guard sends the step's requests down as they come, and the
+ * loop then holds the bound as before.  Light load never trips it.
+ */
+START_TEST(test_surge_guard_cuts_a_step)
+{
+    static qc_ctl_t ctl;
+    double tail1, tail2, q1, q2;
+
+    q1 = lq_tick_run(1, -5, 1.0, &tail1, &ctl);
+    q2 = lq_tick_run(2, -5, 1.0, &tail2, &ctl);
+    printf("step from light load: queue %.2f s with the valve, %.2f s "
+           "with the guard (%" APR_UINT64_T_FMT " requests sent down); "
+           "tail U %.3f, %.3f\n", q1, q2,
+           ctl.cfg->shm->surge_degraded, tail1, tail2);
+    ck_assert(q2 < 0.5 * q1);
+    ck_assert(ctl.cfg->shm->surge_degraded > 0);
+    ck_assert(fabs(tail2 - 0.58) < 0.1);
+    ck_assert(fabs(tail2 - tail1) < 0.05);
+}
+END_TEST
+
+/* A request sent down by the guard fires the valve at the next tick,
+ * unsaturated, once a period; not for a background the fit knows. */
+START_TEST(test_surge_fires_the_valve)
+{
+    static qc_ctl_t ctl;
+    qc_shm_t *q;
+    double tail;
+    unsigned long valves;
+
+    lq_tick_run(1, -5, 1.0, &tail, &ctl);
+    q = ctl.cfg->shm;
+    valves = ctl.valves;
+    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied > 1.0);
+    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
+    q->surge_degraded++;
+    ctl.warnings |= QC_WARN_BACKGROUND;
+    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
+    ctl.warnings &= ~QC_WARN_BACKGROUND;
+    q->surge_degraded++;
+    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 1);
+    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
+    ck_assert_uint_eq(ctl.valves, valves + 1);
+    q->surge_degraded++;
+    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
 }
 END_TEST
 
@@ -1159,6 +1281,9 @@ int main(void)
     tcase_add_test(tc, test_refusal_only_beyond_the_lowest_tree);
     tcase_add_test(tc, test_valve_cuts_a_jump_within_the_period);
     tcase_add_test(tc, test_valve_leaves_held_load_alone);
+    tcase_add_test(tc, test_surge_rate);
+    tcase_add_test(tc, test_surge_guard_cuts_a_step);
+    tcase_add_test(tc, test_surge_fires_the_valve);
     tcase_add_test(tc, test_differentiation_without_best_effort);
     tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
     tcase_add_test(tc, test_capacity_on_a_buffering_link);
