@@ -382,8 +382,11 @@ def test_status_formats_parse(apache):
     assert {"qosctl_arrived_total", "qosctl_bytes_total", "qosctl_m",
             "qosctl_u_target", "qosctl_model_a_seconds",
             "qosctl_utilization_measured", "qosctl_accept_queue",
-            "qosctl_controller_valve_firings_total"} <= names
+            "qosctl_controller_valve_firings_total",
+            "qosctl_surge_degraded_total", "qosctl_surge_rate"} <= names
     assert doc["controller"]["valve_firings"] == 0      # idle
+    assert doc["controller"]["surge_degraded"] == 0
+    assert doc["controller"]["surge_rate"] == 0         # no traffic yet
     queue = [s[2] for s in samples if s[0] == "qosctl_accept_queue"]
     assert len(queue) == 1 and queue[0] >= 0     # read, not "unknown"
 
