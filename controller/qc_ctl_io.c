@@ -214,7 +214,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
 
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
-                       "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t%.3g\t%.0f\n",
+                       "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
+                       "%.3g\t%.0f\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,

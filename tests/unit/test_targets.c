@@ -15,7 +15,7 @@
     ck_assert_msg(fabs((x) - (y)) <= 1e-12, "%s = %.15g, expected %.15g", \
                   #x, (double)(x), (double)(y))
 
-static const qc_model_t mod = { 1e-4, 8e-9, 4e-5, 0.02 };
+static const qc_model_t mod = { 1e-4, 8e-9, 4e-5, 0.02, { 0.0 } };
 
 START_TEST(test_guarantee_and_util)
 {
