@@ -48,9 +48,7 @@ static APR_INLINE double qc_surge_rate(double r, double u, double period)
         return 0.0;
     }
     ratio = u > 1.0 / QC_SURGE_RATIO_MAX ? 1.0 / u : QC_SURGE_RATIO_MAX;
-    ratio = ratio < QC_SURGE_RATIO_MIN ? QC_SURGE_RATIO_MIN
-            : ratio > QC_SURGE_RATIO_MAX ? QC_SURGE_RATIO_MAX : ratio;
-    return r * ratio;
+    return r * (ratio > QC_SURGE_RATIO_MIN ? ratio : QC_SURGE_RATIO_MIN);
 }
 
 /* Requests the guard lets through before its rate starts to count. */

@@ -138,10 +138,10 @@ typedef struct {
     unsigned long valves;
     /* The surge guard (qc_surge.h): the request path's counts of the
      * requests it decided on, at the last period, and of those it sent
-     * to the lowest tree, at the last tick; the arrivals/s and seconds
-     * of the last period, and the rate it publishes (0: none). */
+     * to the lowest tree, at the last tick; the arrivals/s of the last
+     * period, and the rate it publishes (0: none). */
     apr_uint64_t surge_seen, surge_down;
-    double surge_r, surge_dt, surge_rate;
+    double surge_r, surge_rate;
     int valved;                 /* the valve fired in this period */
     int valved_last;            /* ... in the last one */
     /* Capacity (qc_capacity.h) from the ticks' readings: the queue's

@@ -1050,7 +1050,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     /* Load that is not the server's is not shed (as by the valve). */
     ctl->surge_rate = ctl->warnings & QC_WARN_BACKGROUND ? 0.0
                       : qc_surge_rate(ctl->surge_r, ctl->u_measured,
-                                      ctl->surge_dt);
+                                      cfg->period);
 }
 
 /*

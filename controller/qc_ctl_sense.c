@@ -82,7 +82,6 @@ void qc_ctl_sense(qc_ctl_t *ctl, double dt)
     apr_uint64_t surged = apr_atomic_read64(&cfg->shm->surge_arrived);
 
     ctl->surge_r = qc_rate(surged, ctl->surge_seen, dt);
-    ctl->surge_dt = dt;
     ctl->surge_seen = surged;
     ctl->upper_rate = 0.0;
     for (i = 0; i < cfg->nvs; i++) {
