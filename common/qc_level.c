@@ -168,6 +168,38 @@ unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
     return qc_level_pick_fx(m_fx, M, n);
 }
 
+int qc_level_in_band(unsigned m_fx, unsigned bucket)
+{
+    unsigned edge = qc_level_edge_bucket(m_fx);
+
+    return bucket + QC_BAND_BUCKETS >= edge
+           && bucket <= edge + QC_BAND_BUCKETS;
+}
+
+unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
+                                unsigned M, double n, int spread,
+                                uint32_t seq, qc_balance_add_fn add,
+                                void *ctx)
+{
+    unsigned whole = m_fx / QC_LEVEL_ONE, level;
+    int64_t f = (int64_t)(share_fx % QC_LEVEL_ONE);
+
+    if (whole == 0 || whole >= clamp_trees(M) || m_fx % QC_LEVEL_ONE == 0
+        || share_fx / QC_LEVEL_ONE != whole) {
+        return qc_level_pick_request(m_fx, M, n, spread, seq);
+    }
+    if (qc_level_in_band(m_fx, qc_hash_bucket(n))) {
+        if (add(ctx, f) + f < (int64_t)QC_LEVEL_ONE / 2) {
+            return whole;
+        }
+        add(ctx, -(int64_t)QC_LEVEL_ONE);
+        return whole + 1;
+    }
+    level = qc_level_pick_request(m_fx, M, n, spread, seq);
+    add(ctx, level > whole ? f - (int64_t)QC_LEVEL_ONE : f);
+    return level;
+}
+
 unsigned qc_level_to_fx(double m, unsigned M)
 {
     M = clamp_trees(M);

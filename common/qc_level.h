@@ -97,6 +97,39 @@ unsigned qc_level_edge_bucket(unsigned m_fx);
 unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
                                int spread, uint32_t seq);
 
+/*
+ * Buckets on each side of the edge bucket whose clients take their tree
+ * from the class's balance, not from their hash (qc_level_pick_balanced):
+ * 4 gives at most 9 of the 64, enough traffic to cancel the chance in
+ * which clients happen to arrive (doc/control.md, The actuator).
+ */
+#define QC_BAND_BUCKETS 4
+
+/* Whether bucket is within QC_BAND_BUCKETS of m_fx's edge bucket. */
+int qc_level_in_band(unsigned m_fx, unsigned bucket);
+
+/*
+ * Adds delta to a class's balance and returns the value it had before:
+ * an atomic add in the request path, a plain one in a simulation.
+ */
+typedef int64_t (*qc_balance_add_fn)(void *ctx, int64_t delta);
+
+/*
+ * qc_level_pick_request with the class's count kept: the balance owes
+ * tree I + 1 share_fx's fraction (QC_LEVEL_ONE fixed point) of every
+ * request and is paid QC_LEVEL_ONE by every request sent there; a client
+ * in the band around the edge is sent up only while the balance is owed
+ * half a request or more.  The number of requests served from I + 1 then
+ * follows the share to within the band's traffic, whichever clients
+ * arrive; everyone else keeps the hash's tree.  share_fx: the level the
+ * loop asks for (loop_fx in qc_shm.h) beside m_fx, its threshold; no
+ * balance below m = 1, at an integral m, or when the two differ in I.
+ */
+unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
+                                unsigned M, double n, int spread,
+                                uint32_t seq, qc_balance_add_fn add,
+                                void *ctx);
+
 /* m <-> fixed point, rounded to nearest, clamped to [0, M], NaN -> M. */
 unsigned qc_level_to_fx(double m, unsigned M);
 double qc_level_from_fx(unsigned m_fx);

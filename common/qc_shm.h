@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  11u
+#define QC_SHM_VERSION  12u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -51,6 +51,11 @@ typedef struct {
      * keys carry most of it.  At full quality nothing is split and
      * nothing is counted here. */
     volatile apr_uint64_t bucket_arrived[QC_BUCKETS];
+    /* What the band owes tree I + 1, in QC_LEVEL_ONE per request, as
+     * two's complement (qc_level_pick_balanced); the controller sets it
+     * to 0 whenever it publishes a level, so a band that sees no traffic
+     * for a while does not then go one way for long. */
+    volatile apr_uint64_t balance;
 
     /* controller: buckets whose requests are split between the two
      * trees around m request by request, not client by client (bit b:

@@ -104,6 +104,7 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
                                  qc_spread_level(&cl->spread, m),
                                  vs->levels));
             apr_atomic_set32(&cs->loop_fx, qc_level_to_fx(m, vs->levels));
+            apr_atomic_set64(&cs->balance, 0);
         }
     }
     apr_atomic_set64(&cfg->shm->m_best_effort_bits,

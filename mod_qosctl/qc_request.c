@@ -182,13 +182,20 @@ static double qc_client_hash(const request_rec *r)
     return qc_hash_keyed(secret, b, len);
 }
 
+static int64_t qc_balance_add(void *ctx, int64_t delta)
+{
+    return (int64_t)apr_atomic_add64((volatile apr_uint64_t *)ctx,
+                                     (apr_uint64_t)delta);
+}
+
 /*
  * Which of the two trees around m this request gets (qc_level.h's
  * rule).  Per request below m = 1, so that a rejected client's retry has
  * the same odds as anyone's, in the buckets the controller marks as
  * carrying heavy keys (one address behind a NAT or proxy), whose load
- * would otherwise all land on one side of F, and in the bucket F falls
- * in.
+ * would otherwise all land on one side of F, and near the bucket F falls
+ * in, where the class's balance keeps the count served from each tree
+ * what m asks for, whoever happens to arrive.
  */
 static unsigned qc_pick(const qc_server_conf *c, qc_class_shm_t *cs,
                         apr_uint32_t m_fx, double n, unsigned bucket,
@@ -198,10 +205,10 @@ static unsigned qc_pick(const qc_server_conf *c, qc_class_shm_t *cs,
     if ((m_fx % QC_LEVEL_ONE) == 0) {
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
-    return qc_level_pick_request(
-               m_fx, c->levels, n,
+    return qc_level_pick_balanced(
+               m_fx, apr_atomic_read32(&cs->loop_fx), c->levels, n,
                (int)((apr_atomic_read64(&cs->spread_mask) >> bucket) & 1),
-               seq);
+               seq, qc_balance_add, (void *)&cs->balance);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)

@@ -511,6 +511,87 @@ START_TEST(request_rule_by_bucket)
 }
 END_TEST
 
+static int64_t plain_add(void *ctx, int64_t delta)
+{
+    int64_t *balance = ctx, before = *balance;
+
+    *balance += delta;
+    return before;
+}
+
+START_TEST(band_around_the_edge)
+{
+    unsigned m_fx = qc_level_to_fx(1.0 + (20 + 0.3) / QC_BUCKETS, 2);
+    unsigned b;
+
+    for (b = 0; b < QC_BUCKETS; b++) {
+        ck_assert_int_eq(qc_level_in_band(m_fx, b),
+                         b + QC_BAND_BUCKETS >= 20
+                         && b <= 20 + QC_BAND_BUCKETS);
+        /* at either end the band is cut, not wrapped */
+        ck_assert_int_eq(qc_level_in_band(qc_level_to_fx(1.001, 2), b),
+                         b <= QC_BAND_BUCKETS);
+        ck_assert_int_eq(qc_level_in_band(qc_level_to_fx(1.999, 2), b),
+                         b >= QC_BUCKETS - 1 - QC_BAND_BUCKETS);
+    }
+}
+END_TEST
+
+START_TEST(balance_keeps_the_count)
+{
+    /*
+     * A client in the band is sent up exactly while the class owes the
+     * upper tree half a request or more: whatever the others got, the
+     * count served from tree I + 1 after k requests is within a request
+     * of share * k.  The others keep their hash's tree and pay into the
+     * balance what they take from it.
+     */
+    unsigned m_fx = qc_level_to_fx(1.0 + (20 + 0.3) / QC_BUCKETS, 2);
+    unsigned share_fx = qc_level_to_fx(1.3, 2);
+    double band_n = (20.5 + QC_BAND_BUCKETS) / QC_BUCKETS;
+    int64_t balance = 0;
+    unsigned i, up = 0;
+
+    for (i = 1; i <= DRAWS; i++) {
+        /* one of three requests from a client far above F: never up */
+        double n = i % 3 ? band_n : 0.9;
+        unsigned lv = qc_level_pick_balanced(m_fx, share_fx, 2, n, 0, i,
+                                             plain_add, &balance);
+
+        if (n == 0.9) {
+            ck_assert_uint_eq(lv, 1);
+        }
+        up += lv == 2;
+        ck_assert_msg(fabs(up - 0.3 * i) <= 1.0, "%u up of %u", up, i);
+    }
+    /* Outside the band: the hash's tree, the balance paid the same. */
+    balance = 0;
+    ck_assert_uint_eq(qc_level_pick_balanced(m_fx, share_fx, 2, 0.9, 0, 1,
+                                             plain_add, &balance), 1);
+    ck_assert_int_eq(balance, (int64_t)(share_fx % QC_LEVEL_ONE));
+    /* Below 1, at an integral m and when the loop's level is another
+     * I: the plain rule, and the balance untouched. */
+    balance = 0;
+    for (i = 0; i < 100; i++) {
+        ck_assert_uint_eq(
+            qc_level_pick_balanced(qc_level_to_fx(0.5, 2),
+                                   qc_level_to_fx(0.5, 2), 2, band_n, 0, i,
+                                   plain_add, &balance),
+            qc_level_pick_request(qc_level_to_fx(0.5, 2), 2, band_n, 0,
+                                  i));
+        ck_assert_uint_eq(
+            qc_level_pick_balanced(m_fx, qc_level_to_fx(0.9, 2), 2,
+                                   band_n, 0, i, plain_add, &balance),
+            qc_level_pick_request(m_fx, 2, band_n, 0, i));
+        ck_assert_uint_eq(
+            qc_level_pick_balanced(qc_level_to_fx(1.0, 2),
+                                   qc_level_to_fx(1.0, 2), 2, band_n, 0, i,
+                                   plain_add, &balance), 1);
+    }
+    ck_assert_int_eq(balance, 0);
+}
+END_TEST
+
 START_TEST(spread_short_runs)
 {
     /*
@@ -637,6 +718,8 @@ static Suite *level_suite(void)
     tcase_add_test(tc, spread_tracks_fraction_for_one_key);
     tcase_add_test(tc, spread_short_runs);
     tcase_add_test(tc, request_rule_by_bucket);
+    tcase_add_test(tc, band_around_the_edge);
+    tcase_add_test(tc, balance_keeps_the_count);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("fixed_point");
