@@ -8,7 +8,9 @@
  * client keeps its tree while m stays put; or, where one hash would put
  * a large share of the load on one side of F (below one, and in the
  * buckets the controller marks), a per-request draw around it; or, in
- * the one bucket F falls in, a per-request place within that bucket.
+ * the one bucket F falls in, a per-request place within that bucket;
+ * or, near that bucket, the class's balance, which keeps the count sent
+ * to each tree what m asks for whoever arrives.
  */
 
 #ifndef QC_LEVEL_H
