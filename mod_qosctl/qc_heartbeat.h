@@ -9,7 +9,7 @@
 #ifndef QC_HEARTBEAT_H
 #define QC_HEARTBEAT_H
 
-#include "apr_atomic.h"
+#include "qc_atomic.h"
 
 #include "mod_qosctl.h"
 
@@ -23,8 +23,8 @@
 static APR_INLINE int qc_controller_stale(apr_time_t now,
                                           apr_interval_time_t *silence)
 {
-    apr_time_t beat = (apr_time_t)apr_atomic_read64(&qc_rt.shm->heartbeat);
-    apr_time_t since = (apr_time_t)apr_atomic_read64(
+    apr_time_t beat = (apr_time_t)qc_load64(&qc_rt.shm->heartbeat);
+    apr_time_t since = (apr_time_t)qc_load64(
                            &qc_rt.shm->config_time);
     apr_interval_time_t quiet = now - (beat > since ? beat : since);
 

@@ -30,10 +30,10 @@
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
-#include "apr_atomic.h"
 #include "apr_strings.h"
 
 #include "mod_qosctl.h"
+#include "qc_atomic.h"
 #include "qc_heartbeat.h"
 #include "qc_surge.h"
 #include "qc_uri.h"
@@ -142,8 +142,8 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         /* The controller's threshold for the pinned level serves its
          * share whoever the clients are; until it has made one, the
          * level itself. */
-        return apr_atomic_read32(&cs->loop_fx) == c->fixed_fx
-               ? apr_atomic_read32(&cs->level_fx) : c->fixed_fx;
+        return qc_load32(&cs->loop_fx) == c->fixed_fx
+               ? qc_load32(&cs->level_fx) : c->fixed_fx;
     }
     if (qc_controller_stale(r->request_time, &silence)) {
         *fail_open = 1;
@@ -155,7 +155,7 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         }
         return c->top_fx;
     }
-    return apr_atomic_read32(&cs->level_fx);
+    return qc_load32(&cs->level_fx);
 }
 
 /*
@@ -184,8 +184,8 @@ static double qc_client_hash(const request_rec *r)
 
 static int64_t qc_balance_add(void *ctx, int64_t delta)
 {
-    return (int64_t)apr_atomic_add64((volatile apr_uint64_t *)ctx,
-                                     (apr_uint64_t)delta);
+    return (int64_t)qc_add64((volatile apr_uint64_t *)ctx,
+                             (apr_uint64_t)delta);
 }
 
 /*
@@ -206,8 +206,8 @@ static unsigned qc_pick(const qc_server_conf *c, qc_class_shm_t *cs,
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
     return qc_level_pick_balanced(
-               m_fx, apr_atomic_read32(&cs->loop_fx), c->levels, n,
-               (int)((apr_atomic_read64(&cs->spread_mask) >> bucket) & 1),
+               m_fx, qc_load32(&cs->loop_fx), c->levels, n,
+               (int)((qc_load64(&cs->spread_mask) >> bucket) & 1),
                seq, qc_balance_add, (void *)&cs->balance);
 }
 
@@ -280,20 +280,20 @@ static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
                            qc_request_t *rq)
 {
     qc_shm_t *q = qc_rt.shm;
-    double seq = (double)apr_atomic_inc64(&q->surge_arrived);
+    double seq = (double)qc_add64(&q->surge_arrived, 1);
     apr_time_t since;
 
     if (rq->level <= 1 || c->guaranteed) {
         return;
     }
     since = r->request_time
-            - (apr_time_t)apr_atomic_read64(&q->heartbeat);
-    if (qc_surge_past(seq, qc_bitsd(apr_atomic_read64(&q->surge_base_bits)),
-                      qc_bitsd(apr_atomic_read64(&q->surge_rate_bits)),
+            - (apr_time_t)qc_load64(&q->heartbeat);
+    if (qc_surge_past(seq, qc_bitsd(qc_load64(&q->surge_base_bits)),
+                      qc_bitsd(qc_load64(&q->surge_rate_bits)),
                       (double)since / APR_USEC_PER_SEC)) {
         rq->level = 1;
         rq->surged = 1;
-        apr_atomic_inc64(&q->surge_degraded);
+        qc_add64(&q->surge_degraded, 1);
     }
 }
 
@@ -301,7 +301,7 @@ static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
 static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
                              unsigned level)
 {
-    apr_atomic_inc64(&c->slot->cls[rq->cls].level_arrived[level]);
+    qc_add64(&c->slot->cls[rq->cls].level_arrived[level], 1);
     rq->counted = 1;
 }
 
@@ -369,8 +369,8 @@ int qc_decide(request_rec *r)
          * follow one sequence, so its full-quality replies come evenly
          * spaced, not in the clumps that queue a link. */
         rq->level = qc_pick(c, cs, m_fx, n, bucket,
-                            (apr_uint32_t)apr_atomic_inc64(
-                                &cs->bucket_arrived[bucket]));
+                            (apr_uint32_t)qc_add64(
+                                &cs->bucket_arrived[bucket], 1));
     }
     if (!c->fixed_set && !fail_open) {
         qc_surge_guard(r, c, rq);
@@ -635,7 +635,7 @@ int qc_log(request_rec *r)
     cs = &c->slot->cls[rq->cls];
     last_rq = qc_note(last);
     k = last_rq ? last_rq->served_level : 0;
-    apr_atomic_inc64(&cs->level_responses[k]);
-    apr_atomic_add64(&cs->level_bytes[k], bytes);
+    qc_add64(&cs->level_responses[k], 1);
+    qc_add64(&cs->level_bytes[k], bytes);
     return DECLINED;
 }
