@@ -9,6 +9,7 @@
 #define QC_TEST_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,16 @@
                       "%s: reason \"%s\" lacks \"%s\"", #expr,           \
                       qc_reason_, qc_want_);                             \
     } while (0)
+
+/* A class's balance kept in a plain int64_t (qc_balance_add_fn in
+ * qc_level.h): the request path's atomic add, single-threaded. */
+static inline int64_t qc_test_balance_add(void *ctx, int64_t delta)
+{
+    int64_t *balance = ctx, before = *balance;
+
+    *balance += delta;
+    return before;
+}
 
 static inline int qc_test_run(Suite *s)
 {

@@ -511,14 +511,6 @@ START_TEST(request_rule_by_bucket)
 }
 END_TEST
 
-static int64_t plain_add(void *ctx, int64_t delta)
-{
-    int64_t *balance = ctx, before = *balance;
-
-    *balance += delta;
-    return before;
-}
-
 START_TEST(band_around_the_edge)
 {
     unsigned m_fx = qc_level_to_fx(1.0 + (20 + 0.3) / QC_BUCKETS, 2);
@@ -556,7 +548,7 @@ START_TEST(balance_keeps_the_count)
         /* one of three requests from a client far above F: never up */
         double n = i % 3 ? band_n : 0.9;
         unsigned lv = qc_level_pick_balanced(m_fx, share_fx, 2, n, 0, i,
-                                             plain_add, &balance);
+                                             qc_test_balance_add, &balance);
 
         if (n == 0.9) {
             ck_assert_uint_eq(lv, 1);
@@ -567,7 +559,7 @@ START_TEST(balance_keeps_the_count)
     /* Outside the band: the hash's tree, the balance paid the same. */
     balance = 0;
     ck_assert_uint_eq(qc_level_pick_balanced(m_fx, share_fx, 2, 0.9, 0, 1,
-                                             plain_add, &balance), 1);
+                                             qc_test_balance_add, &balance), 1);
     ck_assert_int_eq(balance, (int64_t)(share_fx % QC_LEVEL_ONE));
     /* Below 1, at an integral m and when the loop's level is another
      * I: the plain rule, and the balance untouched. */
@@ -576,17 +568,17 @@ START_TEST(balance_keeps_the_count)
         ck_assert_uint_eq(
             qc_level_pick_balanced(qc_level_to_fx(0.5, 2),
                                    qc_level_to_fx(0.5, 2), 2, band_n, 0, i,
-                                   plain_add, &balance),
+                                   qc_test_balance_add, &balance),
             qc_level_pick_request(qc_level_to_fx(0.5, 2), 2, band_n, 0,
                                   i));
         ck_assert_uint_eq(
             qc_level_pick_balanced(m_fx, qc_level_to_fx(0.9, 2), 2,
-                                   band_n, 0, i, plain_add, &balance),
+                                   band_n, 0, i, qc_test_balance_add, &balance),
             qc_level_pick_request(m_fx, 2, band_n, 0, i));
         ck_assert_uint_eq(
             qc_level_pick_balanced(qc_level_to_fx(1.0, 2),
                                    qc_level_to_fx(1.0, 2), 2, band_n, 0, i,
-                                   plain_add, &balance), 1);
+                                   qc_test_balance_add, &balance), 1);
     }
     ck_assert_int_eq(balance, 0);
 }

@@ -616,14 +616,6 @@ typedef struct {
  * testbed's arrivals in a third of a second. */
 #define WINDOW 200
 
-static int64_t population_add(void *ctx, int64_t delta)
-{
-    int64_t *balance = ctx, before = *balance;
-
-    *balance += delta;
-    return before;
-}
-
 static void population_init(population_t *p, unsigned keys)
 {
     double sum = 0.0;
@@ -670,7 +662,7 @@ static double population_period(population_t *p, double f, int warp,
         upper += (p->balanced
                   ? qc_level_pick_balanced(m_fx, share_fx, 2, p->n[k],
                                            (int)((p->sp.mask >> b) & 1),
-                                           p->seq++, population_add,
+                                           p->seq++, qc_test_balance_add,
                                            &p->balance)
                   : qc_level_pick_request(m_fx, 2, p->n[k],
                                           (int)((p->sp.mask >> b) & 1),
