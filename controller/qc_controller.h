@@ -110,6 +110,16 @@ typedef struct {
     /* Best effort's arrivals/s at the last period and their change then
      * (qc_be_trend), 0 before any. */
     double be_r_prev, be_dr_prev;
+    /* The background's test (qc_be_test_background): periods in a row
+     * over the bound, seconds before another may begin, whether the
+     * period under way is one, the level before it, the reading of the
+     * last one, the level to go back to after one that found the
+     * background real (0: none), and how many there were. */
+    unsigned bg_over;
+    double bg_wait;
+    int bg_test;
+    double bg_m, bg_seen, bg_restore;
+    unsigned long bg_tests;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */
