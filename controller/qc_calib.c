@@ -30,6 +30,17 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
     if (u_measured < saturated_at || u_measured >= QC_PI_UNCAPPED) {
         c->saturated = 0;
         if (u_model < QC_CALIB_MIN_LOAD) {
+            /* Too little to measure k by, enough to bound it: the
+             * requests load no more than the reading leaves beyond the
+             * background, within the noise this minimum allows.  A k
+             * too high holds the level where too little is decided for
+             * k to be measured again. */
+            if (u_model > 0.0) {
+                ratio = (fmax(u_measured - d, 0.0) + QC_CALIB_MIN_LOAD)
+                        / u_model;
+                c->k = qc_clampd(fmin(c->k, ratio), QC_CALIB_MIN,
+                                 QC_CALIB_MAX);
+            }
             return c->k;
         }
         ratio = qc_clampd((u_measured - d) / u_model,

@@ -27,7 +27,9 @@
 #define QC_CALIB_MIN (1.0 / 64.0)
 #define QC_CALIB_MAX 64.0
 
-/* Model load (utilization) below which a period says nothing of k. */
+/* Model load (utilization) below which a period does not measure k,
+ * only bounds it from above (the requests load no more than the reading
+ * leaves). */
 #define QC_CALIB_MIN_LOAD 0.01
 
 /* Growth of k per saturated period while nothing decided drains. */

@@ -933,6 +933,20 @@ START_TEST(test_calibration)
     qc_calib_update(&c, 1.0, 0.5, 0.0, 0, 0, 0.95);
     qc_calib_update(&c, 1.0, 0.5, 0.0, 0, 0, 0.95);
     ck_assert(c.k > 2.0 * 1.4);
+    /* A k from one noisy period (four requests as a backup job began:
+     * 56x) and a level set by it that decides too little to measure k
+     * again: the reading still bounds it (a real Apache held a light
+     * load degraded for good, test_backup_job_on_the_cpu_is_not_shed) */
+    qc_calib_init(&c);
+    qc_calib_update(&c, 0.68, 0.012, 0.0, QC_CALIB_RISING, 0, 0.95);
+    ck_assert(c.k > 50.0);
+    qc_calib_update(&c, 0.80, 0.005, 0.797, QC_CALIB_OWN, 0, 0.95);
+    ck_assert(c.k <= (0.003 + QC_CALIB_MIN_LOAD) / 0.005 + 1e-9);
+    /* ... and never below what the reading says the requests load */
+    qc_calib_init(&c);
+    c.k = 10.0;
+    qc_calib_update(&c, 0.05, 0.005, 0.0, QC_CALIB_OWN, 0, 0.95);
+    ck_assert(fabs(c.k - 10.0) < 1e-9);
     /* unknown reading: no change */
     i = (int)(c.k * 1000);
     qc_calib_update(&c, -1.0, 0.5, 0.0, 0, 0, 0.95);
