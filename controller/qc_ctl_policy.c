@@ -677,8 +677,8 @@ static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
  * that rose: the CPU held at 0.8-1.0 against 0.6 in test_robust).  Over
  * the bound (or saturated) for QC_CTL_TEST_PERIODS in a row on such a
  * fit, best effort spends a period at its lowest tree, whose reading
- * bounds the background (qc_ctl_update_model), and restarts from the model
- * corrected by it.  A background that is real reads at least as much
+ * bounds the background (qc_ctl_update_model), and restarts from the
+ * model corrected by it.  A background that is real reads at least as much
  * there: the loop goes back to where it was, and tests again only when
  * the fit puts the background over that reading, at most once in
  * QC_CTL_TEST_SECONDS.  Returns 1 if the test began.
@@ -767,12 +767,18 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     else if (qc_be_test_background(ctl, m_b, lowest)) {
         /* its reading is the next period's */
     }
+    else if (ctl->bg_restore > 0.0) {
+        /* A test that found the background real: back where the loop
+         * was, saturated or not (a backup job may fill the CPU). */
+        restored = 1;
+        qc_pi_restart(&ctl->be, ctl->bg_restore);
+        ctl->bg_restore = 0.0;
+        ctl->restart = 0;
+    }
     else if (ctl->restart && !saturated && !ctl->valved) {
         /* The backlog is gone: back at once to the level for the bound,
-         * not up the PI's slope from the drain's level.  After a test
-         * that found the background real, back where the loop was. */
-        restored = ctl->bg_restore > 0.0;
-        qc_pi_restart(&ctl->be, restored ? ctl->bg_restore : m_ff);
+         * not up the PI's slope from the drain's level. */
+        qc_pi_restart(&ctl->be, m_ff);
         ctl->restart = 0;
     }
     else if (saturated && !ctl->draining
@@ -795,7 +801,6 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
             qc_pi_shift(&ctl->be, follow);
         }
     }
-    ctl->bg_restore = 0.0;
     if (qc_pi_output(&ctl->be) > m_b && !restored) {
         double cap = qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
                                     cfg->bound - (ctl->be_target - target));
