@@ -668,6 +668,17 @@ static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
 }
 
 /*
+ * Best effort to its lowest tree at once, and back to the model's level
+ * at the first unsaturated reading (the restart in qc_best_effort): the
+ * valves, and the background's test.
+ */
+static void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
+{
+    qc_pi_restart(&ctl->be, lowest);
+    ctl->restart = 1;
+}
+
+/*
  * The targets charge the fitted background only up to half the bound,
  * and the calibration takes all of it out of the reading, so a fit with
  * more than that lets the reading stay over the bound by the rest
@@ -701,8 +712,7 @@ static int qc_be_test_background(qc_ctl_t *ctl, double m_b, double lowest)
         return 0;
     }
     ctl->bg_m = m_b;
-    qc_pi_restart(&ctl->be, lowest);
-    ctl->restart = 1;
+    qc_be_to_lowest(ctl, lowest);
     ctl->bg_test = 1;
     ctl->bg_wait = QC_CTL_TEST_SECONDS;
     ctl->bg_over = 0;
@@ -790,8 +800,7 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
          * would take periods to find, while the queue grows.  Everyone
          * goes to the lowest tree until the sensor reads unsaturated,
          * then restarts where the model calibrated on that says. */
-        qc_pi_restart(&ctl->be, lowest);
-        ctl->restart = 1;
+        qc_be_to_lowest(ctl, lowest);
     }
     else if (!qc_ctl_jump(ctl, &ctl->be, target, sum.u, m_ff, lowest, 1)) {
         /* On a saturated resource best effort only goes down. */
@@ -1169,8 +1178,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
         || qc_pi_output(&ctl->be) <= lowest) {
         return 0;
     }
-    qc_pi_restart(&ctl->be, lowest);
-    ctl->restart = 1;
+    qc_be_to_lowest(ctl, lowest);
     ctl->valved = 1;
     ctl->valves++;
     for (i = 0; i < cfg->nvs; i++) {
