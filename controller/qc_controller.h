@@ -120,6 +120,11 @@ typedef struct {
     int bg_test;
     double bg_m, bg_seen, bg_restore;
     unsigned long bg_tests;
+    /* Saturated periods in a row with nothing of the server's under way,
+     * and whether such a background saturates the resource now
+     * (qc_note_background_alone). */
+    unsigned bg_alone;
+    int bg_full;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */

@@ -707,7 +707,8 @@ static int qc_be_test_background(qc_ctl_t *ctl, double m_b, double lowest)
         ctl->bg_over = 0;
     }
     if (ctl->bg_over < QC_CTL_TEST_PERIODS
-        || !(ctl->model.d > fmax(0.5 * cfg->bound, ctl->bg_seen))
+        || !(ctl->bg_full
+             || ctl->model.d > fmax(0.5 * cfg->bound, ctl->bg_seen))
         || !(m_b > lowest) || ctl->bg_wait > 0.0) {
         return 0;
     }
@@ -776,6 +777,13 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     }
     else if (qc_be_test_background(ctl, m_b, lowest)) {
         /* its reading is the next period's */
+    }
+    else if (ctl->bg_full) {
+        /* Nothing shed lowers the reading (qc_note_background_alone). */
+        restored = 1;
+        qc_pi_restart(&ctl->be, 1.0);
+        ctl->bg_restore = 0.0;
+        ctl->restart = 0;
     }
     else if (ctl->bg_restore > 0.0) {
         /* A test that found the background real: back where the loop
@@ -849,6 +857,11 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     double m_ff = qc_class_level(ctl, cl, vs->levels, cl->u_target);
     double r = 0.0, u0 = 0.0, u1 = 0.0;
 
+    if (ctl->bg_full) {
+        /* as best effort (qc_note_background_alone) */
+        qc_pi_restart(&cl->pi, vs->levels);
+        return qc_share_level(vs->levels, m_b, vs->levels);
+    }
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
@@ -1008,11 +1021,52 @@ static void qc_check_resource(qc_ctl_t *ctl)
  */
 static void qc_check_background(qc_ctl_t *ctl)
 {
-    if (ctl->model.d >= ctl->cfg->bound) {
+    if (ctl->model.d >= ctl->cfg->bound || ctl->bg_full) {
         ctl->warnings |= QC_WARN_BACKGROUND;
     }
     else if (ctl->model.d < 0.8 * ctl->cfg->bound) {
         ctl->warnings &= ~QC_WARN_BACKGROUND;
+    }
+}
+
+/*
+ * A background that saturates the resource while nothing of the
+ * server's is under way (no arrivals, no replies, nothing left to
+ * drain) for QC_CTL_TEST_PERIODS in a row: while the reading stays
+ * saturated, no level lowers it, and the loops hold every class at its
+ * top (invariant (v); the fit cannot tell how much of a saturated
+ * reading is whose, and its calibration may be what the background
+ * taught it as it began).  The background's test looks again every
+ * QC_CTL_TEST_SECONDS, so that a saturation the requests take over
+ * from it is met; the first unsaturated reading ends it, and what is
+ * left of the background is for the next test to find.
+ */
+static void qc_note_background_alone(qc_ctl_t *ctl)
+{
+    double served = 0.0;
+    unsigned i;
+
+    if (!(ctl->u_measured >= 0.0)) {
+        return;
+    }
+    if (!qc_pi_capped(ctl->u_measured)) {
+        if (ctl->bg_full) {
+            /* less of it now, by how much the next test tells */
+            ctl->bg_seen = 0.0;
+            ctl->bg_wait = 0.0;
+        }
+        ctl->bg_alone = 0;
+        ctl->bg_full = 0;
+        return;
+    }
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        served += ctl->cls[i].r_served;
+    }
+    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->draining) {
+        ctl->bg_alone = 0;
+    }
+    else if (++ctl->bg_alone >= QC_CTL_TEST_PERIODS) {
+        ctl->bg_full = 1;
     }
 }
 
@@ -1102,6 +1156,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
     qc_check_resource(ctl);
+    qc_note_background_alone(ctl);
     qc_check_background(ctl);
 
     for (i = 0; i < cfg->nvs; i++) {

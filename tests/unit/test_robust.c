@@ -415,6 +415,60 @@ START_TEST(test_background_load_not_shed)
 }
 END_TEST
 
+/* (v) with a job that alone saturates the CPU (at 0.97 and at all of
+ * it) before the site's traffic comes: no level lowers the reading, so
+ * every request is served at full quality.  When the job ends under an
+ * overload of the site's own, the loop takes the reading over again. */
+START_TEST(test_saturating_background_not_shed)
+{
+    static const double job[2] = { 0.97, 1.0 };
+    int j;
+
+    for (j = 0; j < 2; j++) {
+        rig_t g;
+        cpu_plant_t pl = { 0.0, job[j], 29, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+        double u_late[20];
+        int period, top = 0, worst = 0, last_over = 59;
+
+        rig_init(&g, COST_FULL, 0.6);
+        for (period = 0; period < 100; period++) {
+            double u;
+
+            pl.r = period < 10 ? 0.0 : period < 60 ? 60.0 : 300.0;
+            pl.background = period < 60 ? job[j] : 0.0;
+            u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
+            qc_ctl_step(&g.ctl, 1.0, u, 0,
+                        (apr_int64_t)(period + 1) * 1000000);
+            if (period >= 10 && period < 60) {
+                top += rig_level(&g) >= 2.0 - 1e-6;
+                ck_assert(g.q->warnings & QC_WARN_BACKGROUND);
+            }
+            if (period >= 10) {
+                ck_assert_msg(rig_level(&g) >= 1.0 - 1e-6,
+                              "period %d: m %.3f", period, rig_level(&g));
+            }
+            if (period >= 60 && u > 0.7) {
+                last_over = period;
+            }
+            if (period >= 80) {
+                u_late[period - 80] = u;
+                worst = u > 0.7 ? worst + 1 : worst;
+            }
+        }
+        qsort(u_late, 20, sizeof(u_late[0]), cmp_double);
+        printf("saturating background %.2f: full quality in %d of 50 "
+               "periods, %lu tests; after it, over 0.7 until period %d "
+               "of 40, then U median %.3f, %d of 20 over 0.7\n", job[j],
+               top, g.ctl.bg_tests, last_over - 59,
+               0.5 * (u_late[9] + u_late[10]), worst);
+        ck_assert_int_ge(top, 45);
+        ck_assert(fabs(0.5 * (u_late[9] + u_late[10]) - 0.6) <= 0.1);
+        ck_assert_int_le(last_over - 59, 10);
+        ck_assert(!(g.q->warnings & QC_WARN_BACKGROUND));
+    }
+}
+END_TEST
+
 /* Where the connection itself costs most (a slow machine, tiny
  * pages), a 503 costs as much as the snapshot: past what the snapshots
  * carry, refusing would turn clients away and relieve nothing.  Once the
@@ -1030,6 +1084,7 @@ int main(void)
     tcase_add_test(tc, test_refusal_dearer_than_a_snapshot);
     tcase_add_test(tc, test_held_bound_is_no_valve);
     tcase_add_test(tc, test_background_load_not_shed);
+    tcase_add_test(tc, test_saturating_background_not_shed);
     tcase_add_test(tc, test_no_rejection_that_relieves_nothing);
     tcase_add_test(tc, test_light_load_under_a_hog_is_served);
     tcase_add_test(tc, test_idle_host_takes_nothing);
