@@ -69,7 +69,9 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
         fprintf(stderr, now & QC_WARN_BACKGROUND
                 ? "QosCtl: load that is not this server's own keeps the "
                   "resource at its utilization bound; web requests keep "
-                  "at least half the bound and are not shed for it\n"
+                  "at least half the bound and are not shed for it (a "
+                  "QosCtlResource cgroup holding the web server alone "
+                  "leaves such load out)\n"
                 : "QosCtl: the background load is below the bound again\n");
     }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {

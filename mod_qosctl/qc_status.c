@@ -159,7 +159,9 @@ static const struct {
 } qc_warnings[] = {
     { QC_WARN_BACKGROUND, "background-load",
       "degrading or rejecting did not lower the measured utilization: "
-      "the load is not the server's own; shedding stopped" },
+      "the load is not the server's own; shedding stopped (a "
+      "QosCtlResource cgroup holding the web server alone leaves such "
+      "load out)" },
     { QC_WARN_WRONG_RESOURCE, "wrong-resource",
       "the named resource stays low while httpd's accept queues fill: "
       "the bottleneck may be another resource (QosCtlResource)" },
