@@ -121,10 +121,11 @@ typedef struct {
     double bg_m, bg_seen, bg_restore;
     unsigned long bg_tests;
     /* Saturated periods in a row with nothing of the server's under way,
-     * and whether such a background saturates the resource now
-     * (qc_note_background_alone). */
+     * whether such a background saturates the resource now
+     * (qc_note_background_alone), and the fit's d before the first. */
     unsigned bg_alone;
     int bg_full;
+    double bg_d0;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */

@@ -188,6 +188,16 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
         qc_rls_limit_d(&ctl->rls, u);
         ctl->bg_test = 0;
     }
+    /* A background that saturated the resource alone taught the fit a
+     * d from censored readings; the first unsaturated one says it has
+     * fallen, by an amount no reading with traffic tells apart from the
+     * requests' load: the fit goes back to the d it had before. */
+    if (!ctl->bg_alone && !ctl->bg_full) {
+        ctl->bg_d0 = qc_rls_d(&ctl->rls);
+    }
+    else if (ctl->bg_full && u >= 0.0 && !qc_pi_capped(u)) {
+        qc_rls_limit_d(&ctl->rls, ctl->bg_d0);
+    }
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
         unsigned levels = cfg->vs[i].levels;
