@@ -126,13 +126,14 @@ QosCtlExclude /qosctl-status
 @pytest.mark.parametrize("job_ms", [8, 10])    # 80% of the CPU, all
 def test_backup_job_on_the_cpu_is_not_shed(job_ms):
     """(v): another process takes most of CPU 0, or all of it, before
-    the site's light traffic comes.  Shedding the site's requests would not lower the
-    reading: the controller serves them at full quality, refuses none,
-    and says why the bound is exceeded (background-load).  A fitted
-    background over half the bound is tested at the lowest tree; a real
-    one reads as much there, so the test costs a period or two, not the
-    rest of the traffic.  One that saturates the CPU while the site is
-    idle stops the shedding until the CPU reads unsaturated."""
+    the site's light traffic comes.  Shedding the site's requests would
+    not lower the reading: the controller serves them at full quality,
+    refuses none, and says why the bound is exceeded (background-load).
+    A fitted background over half the bound is tested at the lowest
+    tree; a real one reads as much there, so the test costs a period or
+    two, not the rest of the traffic.  One that saturates the CPU while
+    the site is idle stops the shedding until the CPU reads
+    unsaturated."""
     a = qcharness.Apache(extra="", cpus="0", modules=("cgid",))
     backup = None
     try:

@@ -1008,6 +1008,14 @@ START_TEST(test_valve_leaves_held_load_alone)
 }
 END_TEST
 
+/* One second of a two-tree host's premium and basic classes (slot 0). */
+static double shop_period(qc_shm_t *q, const plant_t *prem,
+                          const plant_t *basic)
+{
+    return plant_period(&q->slots[0].cls[QC_CLASS_PREMIUM], prem, 2, 1.0)
+           + plant_period(&q->slots[0].cls[QC_CLASS_BASIC], basic, 2, 1.0);
+}
+
 /*
  * A guaranteed host over its contract and nothing else: no best-effort
  * traffic for the best-effort loop to act on, yet its basic class rides
@@ -1029,9 +1037,7 @@ START_TEST(test_differentiation_without_best_effort)
     for (period = 1; period <= 60; period++) {
         /* basic rises to 1.6 times what the link holds at the bound */
         basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
-        u = plant_period(&q->slots[0].cls[QC_CLASS_PREMIUM], &prem, 2, 1.0)
-            + plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &basic, 2,
-                           1.0);
+        u = shop_period(q, &prem, &basic);
         qc_ctl_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
         if (period > 40) {
             tail += u / 20.0;
@@ -1072,9 +1078,7 @@ START_TEST(test_saturating_background_holds_every_class)
 
         prem.r = idle ? 0.0 : 100.0;
         basic.r = idle ? 0.0 : 4000.0 + 100 * sin(period);
-        u = plant_period(&q->slots[0].cls[QC_CLASS_PREMIUM], &prem, 2, 1.0)
-            + plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &basic, 2,
-                           1.0);
+        u = shop_period(q, &prem, &basic);
         qc_ctl_step(&ctl, 1.0, job ? 1.0 : u, -1,
                     (apr_int64_t)period * 1000000);
         if (period > 80) {
