@@ -122,9 +122,11 @@ typedef struct {
     unsigned long bg_tests;
     /* Saturated periods in a row with nothing of the server's under way,
      * whether such a background saturates the resource now
-     * (qc_note_background_alone), and the fit's d before the first. */
+     * (qc_note_background_alone), unsaturated periods in a row since,
+     * and the fit's d before the first. */
     unsigned bg_alone;
     int bg_full;
+    unsigned bg_below;
     double bg_d0;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */

@@ -157,6 +157,25 @@ static int qc_valve_lag(const qc_ctl_t *ctl)
     return ctl->valved || ctl->valved_last;
 }
 
+/*
+ * The end of a background that saturated the resource alone: the fit's
+ * d and the calibration were taught by its censored readings (and k by
+ * its first period, as it began among requests), and no reading with
+ * traffic tells what is left of it from the requests' load.  Both go
+ * back to what stands without it, the d of before and the fit's own
+ * costs; what is left is for the background's test to find.
+ */
+static void qc_background_gone(qc_ctl_t *ctl)
+{
+    ctl->bg_full = 0;
+    ctl->bg_below = 0;
+    ctl->bg_seen = 0.0;
+    ctl->bg_wait = 0.0;
+    qc_rls_limit_d(&ctl->rls, ctl->bg_d0);
+    qc_ctl_model_from_rls(ctl);
+    qc_calib_init(&ctl->calib);
+}
+
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
 
 void qc_ctl_update_model(qc_ctl_t *ctl)
@@ -187,16 +206,18 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
         ctl->bg_seen = u;
         qc_rls_limit_d(&ctl->rls, u);
         ctl->bg_test = 0;
+        /* Everything at its lowest tree and well short of saturated
+         * (past a sensor's rounding): the saturation was the requests'. */
+        if (ctl->bg_full
+            && u < 0.5 * (cfg->bound + QC_PI_SATURATED)) {
+            qc_background_gone(ctl);
+            ctl->bg_restore = 0.0;
+        }
     }
-    /* A background that saturated the resource alone taught the fit a
-     * d from censored readings; the first unsaturated one says it has
-     * fallen, by an amount no reading with traffic tells apart from the
-     * requests' load: the fit goes back to the d it had before. */
+    /* What the fit's d was before a background saturated the resource
+     * alone (qc_note_background_alone). */
     if (!ctl->bg_alone && !ctl->bg_full) {
         ctl->bg_d0 = qc_rls_d(&ctl->rls);
-    }
-    else if (ctl->bg_full && u >= 0.0 && !qc_pi_capped(u)) {
-        qc_rls_limit_d(&ctl->rls, ctl->bg_d0);
     }
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
@@ -868,9 +889,10 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     double r = 0.0, u0 = 0.0, u1 = 0.0;
 
     if (ctl->bg_full) {
-        /* as best effort (qc_note_background_alone) */
+        /* As best effort (qc_note_background_alone), and with it to the
+         * lowest tree for the background's test. */
         qc_pi_restart(&cl->pi, vs->levels);
-        return qc_share_level(vs->levels, m_b, vs->levels);
+        return ctl->bg_test ? 1.0 : vs->levels;
     }
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
@@ -1047,9 +1069,11 @@ static void qc_check_background(qc_ctl_t *ctl)
  * top (invariant (v); the fit cannot tell how much of a saturated
  * reading is whose, and its calibration may be what the background
  * taught it as it began).  The background's test looks again every
- * QC_CTL_TEST_SECONDS, so that a saturation the requests take over
- * from it is met; the first unsaturated reading ends it, and what is
- * left of the background is for the next test to find.
+ * QC_CTL_TEST_SECONDS, every class at its lowest tree, so that a
+ * saturation the requests take over from it is met (qc_ctl_update_model
+ * ends it then).  Otherwise QC_CTL_TEST_PERIODS unsaturated readings in
+ * a row end it (one may be the sensor's rounding: at T = 0.25 s a tick
+ * is 4% of the CPU).
  */
 static void qc_note_background_alone(qc_ctl_t *ctl)
 {
@@ -1060,15 +1084,13 @@ static void qc_note_background_alone(qc_ctl_t *ctl)
         return;
     }
     if (!qc_pi_capped(ctl->u_measured)) {
-        if (ctl->bg_full) {
-            /* less of it now, by how much the next test tells */
-            ctl->bg_seen = 0.0;
-            ctl->bg_wait = 0.0;
-        }
         ctl->bg_alone = 0;
-        ctl->bg_full = 0;
+        if (ctl->bg_full && ++ctl->bg_below >= QC_CTL_TEST_PERIODS) {
+            qc_background_gone(ctl);
+        }
         return;
     }
+    ctl->bg_below = 0;
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         served += ctl->cls[i].r_served;
     }

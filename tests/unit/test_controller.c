@@ -1069,7 +1069,7 @@ START_TEST(test_saturating_background_holds_every_class)
     plant_t basic = { 4000.0, { 0.0, 4096.0, 32768.0 } };
     qc_shm_t *q = make_shm(1);
     double u, m_degraded = 0.0, tail = 0.0;
-    int period;
+    int period, top = 0;
 
     one_host(&ctl, &cfg, &vs, q, 0.9);
     for (period = 1; period <= 100; period++) {
@@ -1091,19 +1091,20 @@ START_TEST(test_saturating_background_holds_every_class)
         }
         if (period > 45 && period <= 70) {
             ck_assert(q->warnings & QC_WARN_BACKGROUND);
-            ck_assert(qc_level_from_fx(
-                q->slots[0].cls[QC_CLASS_PREMIUM].level_fx) == 2.0);
-            ck_assert_msg(qc_level_from_fx(
-                q->slots[0].cls[QC_CLASS_BASIC].level_fx) == 2.0,
-                "period %d: basic m %.3f", period, qc_level_from_fx(
-                    q->slots[0].cls[QC_CLASS_BASIC].level_fx));
+            top += qc_level_from_fx(
+                       q->slots[0].cls[QC_CLASS_PREMIUM].level_fx) == 2.0
+                   && qc_level_from_fx(
+                       q->slots[0].cls[QC_CLASS_BASIC].level_fx) == 2.0;
         }
     }
     printf("saturating background, guaranteed host: basic m %.3f before, "
-           "2 under it, %.3f after, U %.3f over the last 20, d %.3f, "
-           "warnings %u\n", m_degraded, qc_level_from_fx(
-               q->slots[0].cls[QC_CLASS_BASIC].level_fx), tail,
-           qc_bitsd(q->d_bits), (unsigned)q->warnings);
+           "both classes at the top in %d of 25 periods under it, %lu "
+           "tests, basic m %.3f after, U %.3f over the last 20, d %.3f, "
+           "warnings %u\n", m_degraded, top, ctl.bg_tests,
+           qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx),
+           tail, qc_bitsd(q->d_bits), (unsigned)q->warnings);
+    /* every period but the background's tests, one period each */
+    ck_assert_int_ge(top, 25 - (int)ctl.bg_tests);
     ck_assert(qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx)
               < 1.9);
     ck_assert(fabs(tail - 0.9) < 0.05);
