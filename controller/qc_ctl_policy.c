@@ -809,18 +809,12 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     else if (qc_be_test_background(ctl, m_b, lowest)) {
         /* its reading is the next period's */
     }
-    else if (ctl->bg_full) {
-        /* Nothing shed lowers the reading (qc_note_background_alone). */
+    else if (ctl->bg_full || ctl->bg_restore > 0.0) {
+        /* Nothing shed lowers the reading (qc_note_background_alone): the
+         * top; or a test found the background real: back where the loop
+         * was.  Saturated or not (a backup job may fill the CPU). */
         restored = 1;
-        qc_pi_restart(&ctl->be, 1.0);
-        ctl->bg_restore = 0.0;
-        ctl->restart = 0;
-    }
-    else if (ctl->bg_restore > 0.0) {
-        /* A test that found the background real: back where the loop
-         * was, saturated or not (a backup job may fill the CPU). */
-        restored = 1;
-        qc_pi_restart(&ctl->be, ctl->bg_restore);
+        qc_pi_restart(&ctl->be, ctl->bg_full ? 1.0 : ctl->bg_restore);
         ctl->bg_restore = 0.0;
         ctl->restart = 0;
     }
