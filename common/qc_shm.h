@@ -167,6 +167,9 @@ typedef struct {
 /* The named resource stays low while httpd's accept queues fill: the
  * bottleneck is elsewhere (QosCtlResource names the wrong one). */
 #define QC_WARN_WRONG_RESOURCE  2u
+/* Refusing did not lower the load (clients that take each refusal's
+ * place, or load that is not the requests'): no 503 for a while. */
+#define QC_WARN_NO_RELIEF       4u
 
 #define QC_SHM_SIZE(capacity) \
     (sizeof(qc_shm_t) + ((capacity) - 1) * sizeof(qc_slot_t))

@@ -28,6 +28,7 @@
 #include "qc_spread.h"
 #include "qc_capacity.h"
 #include "qc_power.h"
+#include "qc_relief.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -146,6 +147,10 @@ typedef struct {
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
     qc_overflow_t ovf;
+    /* Whether refusing lowers the load (qc_relief.h), and the most the
+     * loops may refuse this period, a share of the arrivals. */
+    qc_relief_t relief;
+    double refuse_most;
     /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
      * the lowest trees at the last tick and when the run began, and its
      * length; the rate of those the levels are expected to decide; the

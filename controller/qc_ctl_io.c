@@ -74,6 +74,14 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
                   "leaves such load out)\n"
                 : "QosCtl: the background load is below the bound again\n");
     }
+    if ((now ^ before) & QC_WARN_NO_RELIEF) {
+        fprintf(stderr, now & QC_WARN_NO_RELIEF
+                ? "QosCtl: refusing did not lower the load (clients that "
+                  "send their next request at once or retry a 503 take "
+                  "each refusal's place): no 503s for now, the lowest "
+                  "tree serves\n"
+                : "QosCtl: refusing is allowed again\n");
+    }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
         fprintf(stderr, now & QC_WARN_WRONG_RESOURCE
                 ? "QosCtl: the resource QosCtlResource names stays low "
@@ -209,7 +217,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
         qc_log_add(ctl, &len, "time\tvserver\tclass\tR\tR_rej\tW\tU_model\t"
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
-                   "drop_ratio\tsent_backlog\toverflow\tlink_overhead\n");
+                   "drop_ratio\tsent_backlog\toverflow\tlink_overhead\t"
+                   "relief\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -218,7 +227,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
                        "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
-                       "%.3g\t%.0f\n",
+                       "%.3g\t%.0f\t%d\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -229,7 +238,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->backlog, ctl->valved, ctl->capacity,
                        ctl->cap.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
-                       ctl->ovf.overhead);
+                       ctl->ovf.overhead, (int)ctl->relief.state);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {

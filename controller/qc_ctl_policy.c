@@ -859,7 +859,13 @@ static double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
                                              ctl->be_target,
                                              0.5 * cfg->bound));
-    return qc_pi_output(&ctl->be);
+    /* Refusing barred, the loop holds the lowest tree; while it is
+     * probed, the loop goes on and only what is applied waits, so that
+     * a load found to need refusing meets the level it needs. */
+    if (ctl->refuse_most <= 0.0) {
+        qc_pi_hold_floor(&ctl->be, lowest);
+    }
+    return fmax(qc_pi_output(&ctl->be), lowest * (1.0 - ctl->refuse_most));
 }
 
 /* A best-effort class at the best-effort level m_b (of [0, 1]). */
@@ -898,7 +904,11 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
                              qc_reject_helps(ctl, r, u0, u1, cl->u_target,
                                              cl->u_target));
-    return qc_share_level(qc_pi_output(&cl->pi), m_b, vs->levels);
+    if (ctl->refuse_most <= 0.0) {
+        qc_pi_hold_floor(&cl->pi, 1.0);
+    }
+    return qc_share_level(fmax(qc_pi_output(&cl->pi),
+                               1.0 - ctl->refuse_most), m_b, vs->levels);
 }
 
 /*
@@ -955,6 +965,44 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
     }
     return r > 0.0 && ctl->link_bps > 0.0
            ? (bytes / r + ctl->ovf.overhead) / ctl->link_bps : 0.0;
+}
+
+/*
+ * Does refusing lower the load (qc_relief.h)?  The period's arrivals
+ * and refusals over every class, and the work waiting: the link's
+ * queue, and the connections not yet accepted at a lowest-tree reply
+ * (on a link) or at the period's mean service (elsewhere).  While it
+ * does not, no loop refuses; until it is known to, they refuse a
+ * little at most.
+ */
+static void qc_note_relief(qc_ctl_t *ctl)
+{
+    qc_relief_in_t in;
+    double served = 0.0, per = qc_lowest_reply_seconds(ctl);
+    unsigned i;
+
+    memset(&in, 0, sizeof(in));
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        in.r += ctl->cls[i].r;
+        in.r_rej += ctl->cls[i].r_rej;
+        served += ctl->cls[i].r_served;
+    }
+    if (per <= 0.0) {
+        per = served > 0.0 ? 1.0 / served : 0.0;
+    }
+    in.u = ctl->u_measured;
+    in.queue = ctl->sent_backlog < 0.0 && ctl->queued < 0 ? -1.0
+               : fmax(ctl->sent_backlog, 0.0)
+                 + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+    in.bound = ctl->cfg->bound;
+    in.period = ctl->cfg->period;
+    ctl->refuse_most = qc_relief_observe(&ctl->relief, &in);
+    if (ctl->refuse_most <= 0.0) {
+        ctl->warnings |= QC_WARN_NO_RELIEF;
+    }
+    else {
+        ctl->warnings &= ~QC_WARN_NO_RELIEF;
+    }
 }
 
 /*
@@ -1184,6 +1232,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     qc_check_resource(ctl);
     qc_note_background_alone(ctl);
     qc_check_background(ctl);
+    qc_note_relief(ctl);
 
     for (i = 0; i < cfg->nvs; i++) {
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {

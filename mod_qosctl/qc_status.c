@@ -162,6 +162,10 @@ static const struct {
       "the load is not the server's own; shedding stopped (a "
       "QosCtlResource cgroup holding the web server alone leaves such "
       "load out)" },
+    { QC_WARN_NO_RELIEF, "refusing-no-relief",
+      "refusing did not lower the load: clients sent their next request "
+      "at once or retried, or the load is not the requests'; no 503s "
+      "for a while, the lowest tree serves everyone" },
     { QC_WARN_WRONG_RESOURCE, "wrong-resource",
       "the named resource stays low while httpd's accept queues fill: "
       "the bottleneck may be another resource (QosCtlResource)" },

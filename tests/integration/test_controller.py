@@ -228,9 +228,9 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "calibration", "a_next", "spread", "d",
                                     "backlog", "valve", "capacity",
                                     "drop_ratio", "sent_backlog",
-                                    "overflow", "link_overhead"]
+                                    "overflow", "link_overhead", "relief"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 25 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 26 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
         float(r[0]), [float(x) for x in r[3:]]

@@ -30,117 +30,9 @@
 #include "qc_controller.h"
 #include "qc_level.h"
 #include "sim_plant.h"
-
-#define COST_FULL 3e-3
-#define COST_SNAP 1e-4
-#define COST_REJ 2e-5
-#define BYTES 6000.0
+#include "cpu_plant.h"
 
 static apr_pool_t *pool;
-
-typedef struct {
-    double r;                   /* offered req/s */
-    double background;          /* CPU share others take */
-    unsigned long long rng;
-    double conn;                /* s a connection costs, 503s included */
-    double snap;                /* a snapshot's cost, if not COST_SNAP */
-    double lag;                 /* share of a reading from the last period
-                                 * (php-fpm's queue finishing its work) */
-    double prev;
-    double noise;               /* relative, if not 0.02 */
-    double scale;               /* every cost times this, if not 0 */
-} cpu_plant_t;
-
-/* One period at the level in the segment; returns the sensor reading. */
-static double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
-{
-    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
-    unsigned i = (unsigned)floor(m), k;
-    double n[3] = { 0 }, work = pl->background, done;
-
-    if (i >= 2) {
-        n[2] = pl->r;
-    }
-    else {
-        n[i] = pl->r * (1.0 - (m - i));
-        n[i + 1] = pl->r * (m - i);
-    }
-    work += (n[0] * COST_REJ + n[1] * (pl->snap > 0.0 ? pl->snap : COST_SNAP)
-             + n[2] * COST_FULL + pl->r * pl->conn)
-            * (pl->scale > 0.0 ? pl->scale : 1.0);
-    done = work > 1.0 ? 1.0 / work : 1.0;       /* share completed */
-    for (k = 0; k <= 2; k++) {
-        apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n[k]);
-    }
-    for (k = 1; k <= 2; k++) {
-        apr_uint64_t c = (apr_uint64_t)(n[k] * done);
-
-        apr_atomic_add64(&cs->level_responses[k], c);
-        apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(c * BYTES));
-    }
-    work *= 1.0 + (pl->noise > 0.0 ? pl->noise : 0.02)
-                  * (2.0 * (double)(pl->rng % 1000) / 1000.0 - 1.0);
-    pl->rng = pl->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    if (pl->lag > 0.0 && work < 1.0 && pl->prev < 1.0) {
-        double now = work;
-
-        work = (1.0 - pl->lag) * work + pl->lag * pl->prev;
-        pl->prev = now;
-    }
-    else {
-        pl->prev = work;
-    }
-    return work > 1.0 ? 1.0 : work;
-}
-
-typedef struct {
-    qc_ctl_vs_t vs;
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    qc_shm_t *q;
-} rig_t;
-
-/* One best-effort host with two trees, prior a0 per request, c0 per
- * refusal. */
-static void rig_init_c(rig_t *g, double a0, double c0, double bound)
-{
-    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    int k;
-
-    memset(g, 0, sizeof(*g));
-    g->vs = vs;
-    g->q = apr_pcalloc(pool, QC_SHM_SIZE(1));
-    g->q->capacity = 1;
-    g->q->slots[0].in_use = 1;
-    g->q->slots[0].ntrees = 2;
-    for (k = 0; k < QC_NCLASSES; k++) {
-        g->q->slots[0].cls[k].level_fx = qc_level_to_fx(2.0, 2);
-        g->q->slots[0].cls[k].loop_fx = qc_level_to_fx(2.0, 2);
-    }
-    g->vs.slot = &g->q->slots[0];
-    g->cfg.bound = bound;
-    g->cfg.period = 1.0;
-    g->cfg.gain_margin = 4.0;
-    g->cfg.a0 = a0;
-    g->cfg.b0 = 0.0;
-    g->cfg.c0 = c0;
-    g->cfg.shm = g->q;
-    g->cfg.vs = &g->vs;
-    g->cfg.nvs = 1;
-    g->cfg.log_fd = -1;
-    g->cfg.state_fd = -1;
-    qc_ctl_init(&g->ctl, &g->cfg, pool);
-}
-
-static void rig_init(rig_t *g, double a0, double bound)
-{
-    rig_init_c(g, a0, COST_REJ, bound);
-}
-
-static double rig_level(const rig_t *g)
-{
-    return qc_level_from_fx(g->q->slots[0].cls[QC_CLASS_BASIC].level_fx);
-}
 
 /*
  * Idle, then a step to 2x (or 3x) what the full tree can carry, from a
@@ -156,7 +48,7 @@ static int cold_step(double prior, double times, double bound,
     int period, settled = -1;
     double u = 0.0, rej0 = 0.0;
 
-    rig_init(&g, prior * COST_FULL, bound);
+    rig_init(&g, pool, prior * COST_FULL, bound);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     for (period = -5; period < 60; period++) {
         double m_before = rig_level(&g);
@@ -208,7 +100,7 @@ START_TEST(test_ramp_is_followed)
     double mean = 0.0;
     int period, over = 0;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     for (period = -20; period < 40; period++) {
         double u;
@@ -274,7 +166,7 @@ START_TEST(test_refusal_dearer_than_a_snapshot)
     int period, falls = 0;
     double tail_u = 0.0, m_prev = 2.0;
 
-    rig_init_c(&g, 10.0 * COST_FULL, 2e-3, 0.6);
+    rig_init_c(&g, pool, 10.0 * COST_FULL, 2e-3, 0.6);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     for (period = 0; period < 40; period++) {
         double u;
@@ -325,7 +217,7 @@ START_TEST(test_held_bound_is_no_valve)
     int period, valved = 0;
     double tail_u = 0.0, tail[60];
 
-    rig_init(&g, COST_FULL, 0.9);
+    rig_init(&g, pool, COST_FULL, 0.9);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     pl.r = 2.5 / COST_FULL;
     for (period = 0; period < 80; period++) {
@@ -361,7 +253,7 @@ START_TEST(test_light_load_high_prior_recovers)
     cpu_plant_t pl = { 50.0, 0.0, 11, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period, top_since = -1;
 
-    rig_init(&g, 10.0 * COST_FULL, 0.6);
+    rig_init(&g, pool, 10.0 * COST_FULL, 0.6);
     for (period = 0; period < 30; period++) {
         double u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
 
@@ -393,7 +285,7 @@ START_TEST(test_background_load_not_shed)
     cpu_plant_t pl = { 0.0, 0.7, 13, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period, top = 0;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     for (period = 0; period < 60; period++) {
         double u;
 
@@ -430,7 +322,7 @@ START_TEST(test_saturating_background_not_shed)
         double u_late[20];
         int period, top = 0, worst = 0, last_over = 59;
 
-        rig_init(&g, COST_FULL, 0.6);
+        rig_init(&g, pool, COST_FULL, 0.6);
         for (period = 0; period < 100; period++) {
             double u;
 
@@ -473,7 +365,7 @@ END_TEST
  * pages), a 503 costs as much as the snapshot: past what the snapshots
  * carry, refusing would turn clients away and relieve nothing.  Once the
  * fit has seen what a 503 costs, the level goes back to the lowest tree
- * and stays there. */
+ * and stays there, but for a probe of whether refusing relieves. */
 START_TEST(test_no_rejection_that_relieves_nothing)
 {
     rig_t g;
@@ -481,7 +373,7 @@ START_TEST(test_no_rejection_that_relieves_nothing)
     double rejected = 0.0, n = 0.0;
     int period;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     for (period = -5; period < 60; period++) {
         qc_class_shm_t *cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
         double rej0 = (double)cs->level_arrived[0], u;
@@ -494,7 +386,8 @@ START_TEST(test_no_rejection_that_relieves_nothing)
         if (period >= 30) {
             rejected += (double)cs->level_arrived[0] - rej0;
             n += pl.r;
-            ck_assert(rig_level(&g) >= 1.0 - 1e-6);
+            /* at most the probe of whether refusing relieves */
+            ck_assert(rig_level(&g) >= 1.0 - QC_RELIEF_PROBE_SHARE - 1e-4);
         }
     }
     printf("503 relieving nothing: c %.2g s, rejected %.2f%% of the last "
@@ -513,7 +406,7 @@ START_TEST(test_light_load_under_a_hog_is_served)
     cpu_plant_t pl = { 400.0, 0.0, 23, 2e-3, 0.0, 0.0, 0.0, 0.0, 0.0 };
     int period;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     for (period = 0; period < 70; period++) {
         double u;
 
@@ -831,7 +724,7 @@ START_TEST(test_refit_is_no_fall_of_load)
     int period, i;
     double k_before;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     for (period = 0; period < 20; period++) {
         qc_ctl_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
                         QC_CLASS_BASIC]), 0,
@@ -871,7 +764,7 @@ START_TEST(test_low_reading_on_an_underpriced_fit)
     int period, saturated = 0;
     double m_held = 0.0, m_after = 0.0;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     for (period = -20; period < 10; period++) {
         double u = cpu_period(&pl, cs);
@@ -919,7 +812,7 @@ START_TEST(test_cheaper_pages_are_no_background)
             int period, over = 0;
             double tail = 0.0;
 
-            rig_init(&g, COST_FULL, 0.6);
+            rig_init(&g, pool, COST_FULL, 0.6);
             cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
             for (period = -30; period < 60; period++) {
                 double u;
@@ -1024,7 +917,7 @@ static int shrink(int told, double *d, double *m)
     qc_class_shm_t *cs;
     int period, settled = -1;
 
-    rig_init(&g, COST_FULL, 0.6);
+    rig_init(&g, pool, COST_FULL, 0.6);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     pl.r = 0.8 * 0.6 / COST_FULL;
     for (period = -40; period < 40; period++) {

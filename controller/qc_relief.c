@@ -1,0 +1,162 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+#include <math.h>
+#include <string.h>
+
+#include "qc_relief.h"
+
+void qc_relief_init(qc_relief_t *rl)
+{
+    memset(rl, 0, sizeof(*rl));
+    rl->state = QC_RELIEF_FREE;
+    rl->r0 = -1.0;
+    rl->next = QC_RELIEF_FIRST;
+    rl->why = "";
+}
+
+double qc_relief_allowed(const qc_relief_t *rl)
+{
+    switch (rl->state) {
+    case QC_RELIEF_OPEN:
+        return 1.0;
+    case QC_RELIEF_FREE:
+    case QC_RELIEF_PROBE:
+        return QC_RELIEF_PROBE_SHARE;
+    default:
+        return 0.0;
+    }
+}
+
+const char *qc_relief_name(qc_relief_state_t state)
+{
+    static const char *const names[] = {
+        "free", "probe", "test", "open", "barred"
+    };
+
+    return (unsigned)state < sizeof(names) / sizeof(names[0])
+           ? names[state] : "?";
+}
+
+static void qc_relief_to(qc_relief_t *rl, qc_relief_state_t state,
+                         const qc_relief_in_t *in)
+{
+    rl->state = state;
+    rl->relief = rl->refill = 0;
+    rl->seconds = 0.0;
+    rl->q0 = in->queue;
+    rl->u0 = in->u;
+}
+
+static void qc_relief_bar(qc_relief_t *rl, const char *why,
+                          const qc_relief_in_t *in)
+{
+    qc_relief_to(rl, QC_RELIEF_BARRED, in);
+    rl->hold = rl->next;
+    rl->next = fmin(2.0 * rl->next, QC_RELIEF_MOST);
+    rl->why = why;
+    rl->bars++;
+}
+
+/* The reading below halfway from the bound to full, or down by
+ * QC_RELIEF_FALL, or the waiting work down by a quarter, since the
+ * state began. */
+static int qc_relieved(const qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    return (in->u >= 0.0 && (in->u < in->bound + 0.5 * (1.0 - in->bound)
+                             || in->u <= rl->u0 - QC_RELIEF_FALL))
+           || (in->queue >= 0.0 && rl->q0 > 0.0
+               && in->queue < 0.75 * rl->q0);
+}
+
+/* The arrivals up by half of what is refused since the last period
+ * that refused nothing, or the waiting work growing: a test tells
+ * which (the first stops when refusing does, the second does not). */
+static int qc_refilled(const qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    return (rl->r0 >= 0.0 && in->r - rl->r0 >= 0.5 * in->r_rej)
+           || (in->queue >= 0.0
+               && in->queue > fmax(1.25 * rl->q0, QC_RELIEF_QUEUE));
+}
+
+static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    rl->relief = qc_relieved(rl, in) ? rl->relief + 1 : 0;
+    rl->refill = qc_refilled(rl, in) ? rl->refill + 1 : 0;
+    rl->seconds += in->period;
+    if (rl->refill >= QC_RELIEF_PERIODS) {
+        rl->r_test = in->r;
+        rl->rej_test = in->r_rej;
+        qc_relief_to(rl, QC_RELIEF_TEST, in);
+    }
+    else if (rl->relief >= QC_RELIEF_PERIODS) {
+        qc_relief_to(rl, QC_RELIEF_OPEN, in);
+    }
+    else if (rl->seconds >= QC_RELIEF_STILL_SECONDS - 1e-9
+             && !rl->relief && !rl->refill) {
+        qc_relief_bar(rl, "no-relief", in);
+    }
+}
+
+static void qc_relief_open(qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    if (in->r_rej < 0.5 * in->r || qc_relieved(rl, in)) {
+        rl->seconds = 0.0;
+        rl->q0 = in->queue;
+        rl->u0 = in->u;
+        return;
+    }
+    rl->seconds += in->period;
+    if (rl->seconds >= QC_RELIEF_STILL_SECONDS - 1e-9) {
+        qc_relief_bar(rl, "no-relief", in);
+    }
+}
+
+double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    int refusing = in->r_rej >= QC_RELIEF_SHARE * in->r
+                   && in->r_rej * in->period >= QC_RELIEF_LEAST;
+
+    if (in->u >= 0.0 && in->u < in->bound) {
+        rl->calm += in->period;
+        if (rl->calm >= QC_RELIEF_CALM) {
+            rl->next = QC_RELIEF_FIRST;
+        }
+    }
+    else if (in->u >= 0.0) {
+        rl->calm = 0.0;
+    }
+    switch (rl->state) {
+    case QC_RELIEF_TEST:
+        /* The period just read refused nothing. */
+        if (in->r <= rl->r_test - 0.5 * rl->rej_test) {
+            qc_relief_bar(rl, "refill", in);
+        }
+        else {
+            qc_relief_to(rl, QC_RELIEF_OPEN, in);
+        }
+        break;
+    case QC_RELIEF_BARRED:
+        rl->hold -= in->period;
+        if (rl->hold <= 1e-9) {
+            qc_relief_to(rl, QC_RELIEF_FREE, in);
+        }
+        break;
+    default:
+        if (!refusing) {
+            qc_relief_to(rl, QC_RELIEF_FREE, in);
+        }
+        else if (rl->state == QC_RELIEF_OPEN) {
+            qc_relief_open(rl, in);
+        }
+        else {
+            if (rl->state == QC_RELIEF_FREE) {
+                qc_relief_to(rl, QC_RELIEF_PROBE, in);
+            }
+            qc_relief_probe(rl, in);
+        }
+    }
+    if (!refusing) {
+        rl->r0 = in->r;
+    }
+    return qc_relief_allowed(rl);
+}

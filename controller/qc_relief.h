@@ -1,0 +1,99 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Does refusing relieve the resource?  A 503 is the last resort because
+ * it lowers the load; that is measured here, not assumed, in five
+ * states (doc/control.md, "Refusing"):
+ *  FREE    nothing refused.  The loops may refuse QC_RELIEF_PROBE_SHARE of
+ *          the arrivals at most.
+ *  PROBE   refusing began, at most that share.  Relief is the reading
+ *          below halfway from the bound to full or down by
+ *          QC_RELIEF_FALL, or the waiting work down by a quarter, two
+ *          periods in a row: OPEN.  The
+ *          arrivals up by half or more of what was refused (clients
+ *          that send their next request when a reply comes, or retry
+ *          a 503, take each refusal's place), or the waiting work
+ *          growing by a quarter (more than the lowest tree carries,
+ *          or the same refill), two periods in a row: TEST.  Neither
+ *          after QC_RELIEF_STILL_SECONDS: BARRED.
+ *  TEST    one period refusing nothing.  The arrivals fall by half of
+ *          what was refused: they were the refused coming back,
+ *          BARRED; else the load is open (clients that go away when
+ *          refused): OPEN.
+ *  OPEN    refusing relieves: the loops refuse what they need.  Half
+ *          or more refused with no relief for QC_RELIEF_STILL_SECONDS
+ *          (the load is not the requests'): BARRED.
+ *  BARRED  no refusing for QC_RELIEF_FIRST seconds, twice as long each
+ *          time in a row up to QC_RELIEF_MOST; QC_RELIEF_CALM seconds
+ *          below the bound forget them.  Then FREE.
+ * Any state but BARRED and TEST goes back to FREE when nothing is
+ * refused.
+ *
+ * Pure: no I/O, state owned by the caller.
+ */
+
+#ifndef QC_RELIEF_H
+#define QC_RELIEF_H
+
+#define QC_RELIEF_FIRST 15.0
+#define QC_RELIEF_MOST 300.0
+#define QC_RELIEF_CALM 60.0
+#define QC_RELIEF_STILL_SECONDS 2.0
+#define QC_RELIEF_PROBE_SHARE 0.05
+/* Seconds of waiting work below which a growing queue is noise. */
+#define QC_RELIEF_QUEUE 0.05
+/* A fall of the reading past a saturated sensor's noise. */
+#define QC_RELIEF_FALL 0.04
+/* Periods in a row that show relief, or refill; the least share of
+ * the arrivals refused, and the fewest refusals in a period, for a
+ * period to count as refusing. */
+#define QC_RELIEF_PERIODS 2
+#define QC_RELIEF_SHARE 0.02
+#define QC_RELIEF_LEAST 3.0
+
+typedef enum {
+    QC_RELIEF_FREE,
+    QC_RELIEF_PROBE,
+    QC_RELIEF_TEST,
+    QC_RELIEF_OPEN,
+    QC_RELIEF_BARRED
+} qc_relief_state_t;
+
+typedef struct {
+    qc_relief_state_t state;
+    unsigned relief;    /* periods in a row with relief */
+    unsigned refill;    /* periods in a row with refill */
+    double seconds;     /* in PROBE; in OPEN, refusing half, no relief */
+    double q0, u0;      /* the waiting work and reading then */
+    double r0;          /* arrivals/s of the last period refusing none */
+    double r_test, rej_test;    /* arrivals and refusals before TEST */
+    double hold;        /* seconds left of the bar */
+    double next;        /* the next bar's length */
+    double calm;        /* seconds below the bound in a row */
+    unsigned long bars; /* bars since start */
+    const char *why;    /* the last bar's reason, "" before any */
+} qc_relief_t;
+
+/* One period as the sensing stage saw it. */
+typedef struct {
+    double u;           /* the reading, < 0 unknown */
+    double r;           /* arrivals/s, refused included */
+    double r_rej;       /* refused/s */
+    double queue;       /* seconds of work waiting, < 0 unknown */
+    double bound;
+    double period;      /* seconds */
+} qc_relief_in_t;
+
+void qc_relief_init(qc_relief_t *rl);
+
+/* One period; returns the most the loops may refuse in the next, as a
+ * share of the arrivals (0: none). */
+double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in);
+
+/* The same, between periods. */
+double qc_relief_allowed(const qc_relief_t *rl);
+
+/* The state's name, for the status page and the log. */
+const char *qc_relief_name(qc_relief_state_t state);
+
+#endif /* QC_RELIEF_H */

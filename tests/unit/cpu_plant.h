@@ -1,0 +1,63 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * A simulated CPU-bound site for the controller's tests: a CGI page
+ * costing 3 ms in the top tree and its static snapshot 0.1 ms, a 503
+ * 20 us; over capacity the server completes only what the CPU can do
+ * and the sensor reads 1.  Its clients are open (a rate that ignores
+ * replies, optionally retrying each 503), or closed: N clients, each
+ * sending its next request when the last reply comes.  And a rig: one
+ * best-effort host with two trees, its controller on a segment in
+ * ordinary memory.
+ */
+
+#ifndef CPU_PLANT_H
+#define CPU_PLANT_H
+
+#include "apr_pools.h"
+
+#include "qc_controller.h"
+
+#define COST_FULL 3e-3
+#define COST_SNAP 1e-4
+#define COST_REJ 2e-5
+#define BYTES 6000.0
+
+typedef struct {
+    double r;                   /* offered req/s */
+    double background;          /* CPU share others take */
+    unsigned long long rng;
+    double conn;                /* s a connection costs, 503s included */
+    double snap;                /* a snapshot's cost, if not COST_SNAP */
+    double lag;                 /* share of a reading from the last period
+                                 * (php-fpm's queue finishing its work) */
+    double prev;
+    double noise;               /* relative, if not 0.02 */
+    double scale;               /* every cost times this, if not 0 */
+    /* Closed loop: this many clients, each sending its next request
+     * `think` seconds after the last reply (a 503's at once); 0: open.
+     * Open, each refusal retried at once up to `retries` times. */
+    double clients, think;
+    unsigned retries;
+    double good;                /* out: requests (jobs) served per s */
+} cpu_plant_t;
+
+typedef struct {
+    qc_ctl_vs_t vs;
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q;
+} rig_t;
+
+/* One period at the level in the segment; returns the sensor reading
+ * and sets pl->good. */
+double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs);
+
+/* prior a0 per request, c0 per refusal (rig_init: the true 503's). */
+void rig_init_c(rig_t *g, apr_pool_t *pool, double a0, double c0,
+                double bound);
+void rig_init(rig_t *g, apr_pool_t *pool, double a0, double bound);
+/* best effort's level as published */
+double rig_level(const rig_t *g);
+
+#endif /* CPU_PLANT_H */

@@ -1,0 +1,144 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/* Each transition of qc_relief.h: free, testing, barred. */
+
+#include <check.h>
+
+#include "qc_test.h"
+#include "qc_relief.h"
+
+static double feed(qc_relief_t *rl, double u, double r, double rej,
+                   double queue)
+{
+    qc_relief_in_t in = { u, r, rej, queue, 0.9, 1.0 };
+
+    return qc_relief_observe(rl, &in);
+}
+
+/* Closed loop: the refused come back, and stop coming when refusing
+ * stops: barred, for QC_RELIEF_FIRST seconds, then twice that. */
+START_TEST(test_refill_is_barred)
+{
+    qc_relief_t rl;
+    int i, round;
+
+    qc_relief_init(&rl);
+    ck_assert(qc_relief_allowed(&rl) == QC_RELIEF_PROBE_SHARE);
+    for (round = 1; round <= 2; round++) {
+        ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01) == QC_RELIEF_PROBE_SHARE);
+        ck_assert(feed(&rl, 0.99, 1470.0, 70.0, 0.01) == QC_RELIEF_PROBE_SHARE);
+        ck_assert_int_eq(rl.state, QC_RELIEF_PROBE);
+        ck_assert(feed(&rl, 0.99, 1475.0, 72.0, 0.01) == 0.0);
+        ck_assert_int_eq(rl.state, QC_RELIEF_TEST);
+        /* stopped: back to what the resource answers */
+        ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01) == 0.0);
+        ck_assert_int_eq(rl.state, QC_RELIEF_BARRED);
+        ck_assert_str_eq(rl.why, "refill");
+        ck_assert_int_eq(rl.bars, round);
+        for (i = 1; i < (int)(round * QC_RELIEF_FIRST); i++) {
+            ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01) == 0.0);
+        }
+        ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01) == QC_RELIEF_PROBE_SHARE);
+        ck_assert_int_eq(rl.state, QC_RELIEF_FREE);
+    }
+}
+END_TEST
+
+/* Open loop: the arrivals do not fall when refusing stops: open. */
+START_TEST(test_arrivals_that_stay_are_open)
+{
+    qc_relief_t rl;
+
+    qc_relief_init(&rl);
+    feed(&rl, 0.99, 1400.0, 0.0, 1.0);
+    /* a ramp: arrivals rise while refusing */
+    feed(&rl, 0.99, 1500.0, 70.0, 1.0);
+    ck_assert(feed(&rl, 0.99, 1600.0, 75.0, 1.0) == 0.0);
+    ck_assert(feed(&rl, 0.99, 1700.0, 0.0, 1.2) == 1.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_OPEN);
+}
+END_TEST
+
+/* Open loop past the lowest tree: the queue drains while refusing the
+ * probe's share: open, and refusing what is needed stays allowed. */
+START_TEST(test_draining_queue_is_relief)
+{
+    qc_relief_t rl;
+    double q = 4.0;
+    int i;
+
+    qc_relief_init(&rl);
+    feed(&rl, 1.0, 3000.0, 0.0, q);
+    ck_assert(feed(&rl, 1.0, 3000.0, 150.0, q) == QC_RELIEF_PROBE_SHARE);
+    ck_assert(feed(&rl, 1.0, 3000.0, 150.0, 0.7 * q) == QC_RELIEF_PROBE_SHARE);
+    ck_assert(feed(&rl, 1.0, 3000.0, 150.0, 0.5 * q) == 1.0);
+    q *= 0.5;
+    for (i = 0; i < 10; i++) {
+        q *= 0.7;
+        ck_assert(feed(&rl, 1.0, 3000.0, 1600.0, q) == 1.0);
+    }
+    ck_assert(feed(&rl, 0.9, 3000.0, 600.0, q) == 1.0);
+    ck_assert_int_eq(rl.bars, 0);
+}
+END_TEST
+
+/* The probe's refusals leave the reading full and nothing draining: a
+ * job, not the requests (or a 503 dear as a page): barred. */
+START_TEST(test_probe_without_relief_is_barred)
+{
+    qc_relief_t rl;
+
+    qc_relief_init(&rl);
+    feed(&rl, 1.0, 100.0, 0.0, 0.0);
+    ck_assert(feed(&rl, 1.0, 100.0, 5.0, 0.0) == QC_RELIEF_PROBE_SHARE);
+    ck_assert(feed(&rl, 1.0, 100.0, 5.0, 0.0) == 0.0);
+    ck_assert_str_eq(rl.why, "no-relief");
+}
+END_TEST
+
+/* Refusing half or more once open, with the reading full and the queue
+ * not draining: barred after QC_RELIEF_STILL_SECONDS. */
+START_TEST(test_open_without_relief_is_barred)
+{
+    qc_relief_t rl;
+
+    qc_relief_init(&rl);
+    feed(&rl, 1.0, 100.0, 0.0, 1.0);
+    feed(&rl, 0.9, 100.0, 5.0, 1.0);
+    ck_assert(feed(&rl, 0.9, 100.0, 5.0, 1.0) == 1.0);
+    ck_assert(feed(&rl, 1.0, 100.0, 60.0, 1.0) == 1.0);
+    ck_assert(feed(&rl, 1.0, 100.0, 60.0, 1.0) == 0.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_BARRED);
+}
+END_TEST
+
+/* A minute below the bound forgets the bars; no refusing is free. */
+START_TEST(test_calm_forgets)
+{
+    qc_relief_t rl;
+    int i;
+
+    qc_relief_init(&rl);
+    rl.next = QC_RELIEF_MOST;
+    for (i = 0; i < (int)QC_RELIEF_CALM; i++) {
+        ck_assert(feed(&rl, 0.5, 100.0, 0.0, 0.0) == QC_RELIEF_PROBE_SHARE);
+    }
+    ck_assert(rl.next == QC_RELIEF_FIRST);
+    ck_assert_str_eq(qc_relief_name(rl.state), "free");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("qc_relief");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_test(tc, test_refill_is_barred);
+    tcase_add_test(tc, test_arrivals_that_stay_are_open);
+    tcase_add_test(tc, test_draining_queue_is_relief);
+    tcase_add_test(tc, test_probe_without_relief_is_barred);
+    tcase_add_test(tc, test_open_without_relief_is_barred);
+    tcase_add_test(tc, test_calm_forgets);
+    suite_add_tcase(s, tc);
+    return qc_test_run(s);
+}
