@@ -131,6 +131,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->link_bps = -1.0;
     qc_overflow_init(&ctl->ovf);
     qc_relief_init(&ctl->relief);
+    ctl->waiting_prev = -1.0;
     ctl->refuse_most = qc_relief_allowed(&ctl->relief);
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);

@@ -102,6 +102,8 @@ typedef struct {
     double be_target;
     qc_calib_t calib;
     double backlog;             /* decided, not yet sent (periods of U) */
+    unsigned backlog_grew;      /* saturated periods in a row it grew */
+    double waiting_prev;        /* qc_waiting_work's, last period */
     double excess;              /* last period's, if it was unsaturated */
     double k_unsaturated;       /* calibration before the saturation */
     double u_unsaturated;       /* its reading (0 before any) */

@@ -19,6 +19,8 @@
  * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
+#define QC_CTL_GROWING 3
+#define QC_CTL_FALLING 0.95
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, point 15). */
 #define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
@@ -911,45 +913,6 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
                                1.0 - ctl->refuse_most), m_b, vs->levels);
 }
 
-/*
- * Work decided in earlier periods that the resource has yet to do: the
- * calibrated model of what was decided beyond what the sensor saw,
- * accumulated while saturated (an unsaturated resource has none
- * waiting).  A step of load mostly comes in the middle of a period,
- * which then reads unsaturated on average although it left work
- * queued: its excess counts if the next period reads saturated.  The
- * calibration is the one the loops acted on when the saturation began
- * (the last unsaturated period's, after its update): the search
- * (qc_calib.h) raises k because the model falls short of the load, and
- * with that k every period's decisions would look like new backlog,
- * which would stop the search as a drain; an older k would count the
- * model's error as backlog instead, and a saturation held by levels
- * set too high would pass for a drain.  Returns nonzero while some is
- * left, for at most QC_CTL_DRAIN_SECONDS of saturation.
- */
-static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
-{
-    if (qc_pi_capped(ctl->u_measured)) {
-        double excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
-                         : ctl->calib.k) * u_model + ctl->model.d
-                        - ctl->u_measured;
-
-        ctl->saturated_for += ctl->cfg->period;
-        ctl->backlog += ctl->excess + excess;
-        ctl->excess = 0.0;
-        if (ctl->backlog < 0.0) {
-            ctl->backlog = 0.0;
-        }
-    }
-    else if (ctl->u_measured >= 0.0) {
-        ctl->backlog = 0.0;
-        ctl->saturated_for = 0.0;
-    }
-    return ctl->backlog > QC_CTL_BACKLOG_IDLE
-           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS
-           && !qc_overflowing(ctl);
-}
-
 /* Seconds of the link a reply from the lowest tree takes, on average
  * over the period's arrivals; 0 when no size is known. */
 static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
@@ -968,32 +931,98 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
 }
 
 /*
+ * The work waiting, in seconds of the resource: the link's queue, and
+ * the connections not yet accepted at a lowest-tree reply (on a link)
+ * or at the period's mean service (elsewhere); < 0 unknown.
+ */
+static double qc_waiting_work(const qc_ctl_t *ctl)
+{
+    double served = 0.0, per = qc_lowest_reply_seconds(ctl);
+    unsigned i;
+
+    if (ctl->sent_backlog < 0.0 && ctl->queued < 0) {
+        return -1.0;
+    }
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        served += ctl->cls[i].r_served;
+    }
+    if (per <= 0.0) {
+        per = served > 0.0 ? 1.0 / served : 0.0;
+    }
+    return fmax(ctl->sent_backlog, 0.0)
+           + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+}
+
+/*
+ * Work decided in earlier periods that the resource has yet to do: the
+ * calibrated model of what was decided beyond what the sensor saw,
+ * accumulated while saturated (an unsaturated resource has none
+ * waiting).  A step of load mostly comes in the middle of a period,
+ * which then reads unsaturated on average although it left work
+ * queued: its excess counts if the next period reads saturated.  The
+ * calibration is the one the loops acted on when the saturation began
+ * (the last unsaturated period's, after its update): the search
+ * (qc_calib.h) raises k because the model falls short of the load, and
+ * with that k every period's decisions would look like new backlog,
+ * which would stop the search as a drain; an older k would count the
+ * model's error as backlog instead, and a saturation held by levels
+ * set too high would pass for a drain.  Returns nonzero while some is
+ * left, for at most QC_CTL_DRAIN_SECONDS, and unless the work waiting
+ * (measured where it can be, else this estimate) did not fall in
+ * QC_CTL_GROWING saturated periods in a row: that is load the levels
+ * decided do not hold, not a queue draining (clients that send their
+ * next request when a reply comes refill the resource as m falls).
+ */
+static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
+{
+    double before = ctl->backlog, q = qc_waiting_work(ctl);
+
+    if (qc_pi_capped(ctl->u_measured)) {
+        double excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
+                         : ctl->calib.k) * u_model + ctl->model.d
+                        - ctl->u_measured;
+
+        ctl->saturated_for += ctl->cfg->period;
+        ctl->backlog += ctl->excess + excess;
+        ctl->excess = 0.0;
+        if (ctl->backlog < 0.0) {
+            ctl->backlog = 0.0;
+        }
+        ctl->backlog_grew = (q >= 0.0 && ctl->waiting_prev >= 0.0
+                             ? q >= QC_CTL_FALLING * ctl->waiting_prev
+                             : before > 0.0 && ctl->backlog >= before)
+                            ? ctl->backlog_grew + 1 : 0;
+    }
+    else if (ctl->u_measured >= 0.0) {
+        ctl->backlog = 0.0;
+        ctl->saturated_for = 0.0;
+        ctl->backlog_grew = 0;
+    }
+    ctl->waiting_prev = q;
+    return ctl->backlog > QC_CTL_BACKLOG_IDLE
+           && ctl->backlog_grew < QC_CTL_GROWING
+           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS
+           && !qc_overflowing(ctl);
+}
+
+/*
  * Does refusing lower the load (qc_relief.h)?  The period's arrivals
- * and refusals over every class, and the work waiting: the link's
- * queue, and the connections not yet accepted at a lowest-tree reply
- * (on a link) or at the period's mean service (elsewhere).  While it
+ * and refusals over every class, and the work waiting.  While it
  * does not, no loop refuses; until it is known to, they refuse a
  * little at most.
  */
 static void qc_note_relief(qc_ctl_t *ctl)
 {
     qc_relief_in_t in;
-    double served = 0.0, per = qc_lowest_reply_seconds(ctl);
     unsigned i;
 
     memset(&in, 0, sizeof(in));
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         in.r += ctl->cls[i].r;
         in.r_rej += ctl->cls[i].r_rej;
-        served += ctl->cls[i].r_served;
-    }
-    if (per <= 0.0) {
-        per = served > 0.0 ? 1.0 / served : 0.0;
     }
     in.u = ctl->u_measured;
-    in.queue = ctl->sent_backlog < 0.0 && ctl->queued < 0 ? -1.0
-               : fmax(ctl->sent_backlog, 0.0)
-                 + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+    in.queue = qc_waiting_work(ctl);
     in.bound = ctl->cfg->bound;
     in.period = ctl->cfg->period;
     ctl->refuse_most = qc_relief_observe(&ctl->relief, &in);
