@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  12u
+#define QC_SHM_VERSION  13u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -116,6 +116,10 @@ typedef struct {
     /* Times a jump of load saturated the resource within a period and
      * best effort went to the lowest tree at once (qc_ctl_valve). */
     volatile apr_uint32_t valve_firings;
+    /* Best effort's mode (qc_be_mode.h) and whether refusing is known
+     * to relieve (qc_relief.h's state), this period. */
+    volatile apr_uint32_t be_mode;
+    volatile apr_uint32_t relief_state;
     volatile apr_uint64_t u_measured_bits;
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
     volatile apr_uint64_t u_best_effort_target_bits;

@@ -29,6 +29,7 @@
 #include "qc_capacity.h"
 #include "qc_power.h"
 #include "qc_relief.h"
+#include "qc_be_mode.h"
 
 #define QC_CTL_MAX_SENSORS 8
 
@@ -99,6 +100,8 @@ typedef struct {
     qc_model_t model;
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
+    qc_be_mode_t be_mode;       /* its mode this period, and why */
+    const char *be_why;
     double be_target;
     qc_calib_t calib;
     double backlog;             /* decided, not yet sent (periods of U) */

@@ -120,6 +120,7 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
     apr_atomic_set64(&cfg->shm->m_best_effort_bits,
                      qc_dbits(qc_pi_output(&ctl->be)));
     apr_atomic_set32(&cfg->shm->valve_firings, (apr_uint32_t)ctl->valves);
+    apr_atomic_set32(&cfg->shm->be_mode, (apr_uint32_t)ctl->be_mode);
 }
 
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
@@ -156,6 +157,7 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
                                               &cfg->sensors[0])));
     }
     apr_atomic_set32(&q->warnings, ctl->warnings);
+    apr_atomic_set32(&q->relief_state, (apr_uint32_t)ctl->relief.state);
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);
     }
@@ -218,7 +220,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
                    "drop_ratio\tsent_backlog\toverflow\tlink_overhead\t"
-                   "relief\n");
+                   "relief\tmode\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -227,7 +229,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
                        "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
-                       "%.3g\t%.0f\t%d\n",
+                       "%.3g\t%.0f\t%d\t%d\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -238,7 +240,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->backlog, ctl->valved, ctl->capacity,
                        ctl->cap.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
-                       ctl->ovf.overhead, (int)ctl->relief.state);
+                       ctl->ovf.overhead, (int)ctl->relief.state,
+                       (int)ctl->be_mode);
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {

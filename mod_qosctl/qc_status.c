@@ -23,6 +23,8 @@
 #include "qc_heartbeat.h"
 #include "qc_parse.h"
 #include "qc_power.h"
+#include "qc_relief.h"
+#include "qc_be_mode.h"
 
 static const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
@@ -193,6 +195,8 @@ typedef struct {
     double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
     unsigned ntrees;            /* of a_tree shown: the most any host has */
     apr_uint32_t warnings;
+    const char *be_mode;        /* best effort's mode (qc_be_mode.h) */
+    const char *refusing;       /* qc_relief.h's state */
     const qc_server_conf *only; /* the one host shown, NULL: all */
 } qc_global_view_t;
 
@@ -249,6 +253,9 @@ static void qc_global_view(qc_global_view_t *g)
     g->watts = g->power_source && g->periods ? qc_rd(&q->power_bits)
                : 0.0 / 0.0;
     g->warnings = apr_atomic_read32(&q->warnings);
+    g->be_mode = qc_be_mode_name(apr_atomic_read32(&q->be_mode));
+    g->refusing = qc_relief_name((qc_relief_state_t)apr_atomic_read32(
+                                     &q->relief_state));
     g->only = NULL;
     g->ntrees = 1;
     for (i = 0; i < qc_rt.servers->nelts; i++) {
@@ -406,6 +413,8 @@ static void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_field(r, ",\"bound\":", m->bound);
     qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
     qc_json_field(r, ",\"u_target\":", g->u_be_target);
+    ap_rprintf(r, ",\"mode\":\"%s\",\"refusing\":\"%s\"", g->be_mode,
+               g->refusing);
     qc_json_field(r, "},\"period\":", m->period);
     qc_json_field(r, ",\"calibration\":", g->calibration);
     for (k = 0; k < g->ntrees; k++) {
@@ -599,6 +608,8 @@ static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
                    qc_pdouble(r->pool, "%.3g", g->a_tree[j]));
     }
     ap_rputs("</p>\n", r);
+    ap_rprintf(r, "<p>Best effort's mode: %s; refusing: %s "
+               "(doc/control.md).</p>\n", g->be_mode, g->refusing);
     for (j = 0; j < QC_NWARNINGS; j++) {
         if (g->warnings & qc_warnings[j].bit) {
             ap_rprintf(r, "<p><b>Warning (%s):</b> %s.</p>\n",

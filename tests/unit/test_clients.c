@@ -14,7 +14,6 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "apr_general.h"
@@ -31,6 +30,9 @@ typedef struct {
     double good;        /* requests (jobs) served/s over the run */
     double refused;     /* share of the requests answered 503 */
     double m_tail;      /* mean level over the last quarter */
+    unsigned modes;     /* 1 << qc_be_mode_t of each period */
+    unsigned relief;    /* 1 << qc_relief_state_t of each period */
+    qc_be_mode_t last;  /* the last period's mode */
 } run_t;
 
 /* A fixed level all through: what plain Apache (2) or the lowest tree
@@ -58,7 +60,7 @@ static run_t controlled(cpu_plant_t pl, double prior, double bg,
     rig_t g;
     qc_class_shm_t *cs;
     cpu_plant_t light = pl;
-    run_t out = { 0.0, 0.0, 0.0 };
+    run_t out = { 0.0, 0.0, 0.0, 0, 0, QC_BE_TRACK };
     double arrived = 0.0, rej0;
     int period;
 
@@ -84,7 +86,9 @@ static run_t controlled(cpu_plant_t pl, double prior, double bg,
                             + cs->level_arrived[2] - before);
         out.good += pl.good / PERIODS;
         qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
-        if (getenv("TRACE")) printf("%d u %.2f r %.0f rej %.0f good %.0f m %.3f relief %d k %.3g d %.3g\n", period, u, g.ctl.cls[1].r, g.ctl.cls[1].r_rej, pl.good, rig_level(&g), g.ctl.relief.state, g.ctl.calib.k, g.ctl.model.d);
+        out.modes |= 1u << g.ctl.be_mode;
+        out.relief |= 1u << g.ctl.relief.state;
+        out.last = g.ctl.be_mode;
         if (period >= PERIODS * 3 / 4) {
             out.m_tail += rig_level(&g) / (PERIODS / 4);
         }
@@ -204,6 +208,57 @@ START_TEST(test_job_fills_the_cpu_under_traffic)
 }
 END_TEST
 
+#define MODE(m) (1u << (m))
+
+/* Each client model meets the modes doc/control.md gives for it. */
+START_TEST(test_modes_of_each_load)
+{
+    cpu_plant_t pl;
+    run_t c;
+
+    /* light load: the loop holds, nothing else */
+    memset(&pl, 0, sizeof(pl));
+    pl.rng = 53;
+    pl.r = 20.0;
+    pl.conn = 2e-4;
+    c = controlled(pl, 1.0, 0.0, 0, 0);
+    ck_assert_uint_eq(c.modes, MODE(QC_BE_TRACK));
+    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
+    /* a step to 3x the full tree from a prior 10x low: the queue it
+     * left drains, then back to the model's level at once, and the
+     * loop holds */
+    pl.r = 3.0 / (COST_FULL + 2e-4);
+    c = controlled(pl, 0.1, 0.0, 0, 0);
+    ck_assert(c.modes & MODE(QC_BE_DRAIN));
+    ck_assert(c.modes & MODE(QC_BE_RESTART));
+    ck_assert_int_eq(c.last, QC_BE_TRACK);
+    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
+    /* keep-alive clients: the model's jump to the lowest tree, and
+     * refusing probed and barred */
+    memset(&pl, 0, sizeof(pl));
+    pl.rng = 59;
+    pl.conn = 2e-4;
+    pl.clients = 200.0;
+    pl.think = 0.002;
+    c = controlled(pl, 1.0, 0.0, 0, 0);
+    ck_assert_uint_eq(c.modes & ~(MODE(QC_BE_TRACK) | MODE(QC_BE_DRAIN)),
+                      0);
+    ck_assert(c.relief & (1u << QC_RELIEF_PROBE));
+    ck_assert(c.relief & (1u << QC_RELIEF_BARRED));
+    ck_assert(c.m_tail > 0.9);
+    /* a job that fills the CPU of an idle site: the background mode,
+     * no refusing (its test, with traffic: test_robust's
+     * test_saturating_background_not_shed) */
+    memset(&pl, 0, sizeof(pl));
+    pl.rng = 61;
+    pl.conn = 2e-4;
+    c = controlled(pl, 1.0, 1.0, 0, PERIODS);
+    ck_assert(c.modes & MODE(QC_BE_BACKGROUND));
+    ck_assert_int_eq(c.last, QC_BE_BACKGROUND);
+    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("qc_clients");
@@ -218,6 +273,7 @@ int main(void)
     tcase_add_test(tc, test_closed_loop_with_think_time);
     tcase_add_test(tc, test_retry_storm);
     tcase_add_test(tc, test_job_fills_the_cpu_under_traffic);
+    tcase_add_test(tc, test_modes_of_each_load);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();

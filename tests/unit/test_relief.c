@@ -25,8 +25,10 @@ START_TEST(test_refill_is_barred)
     qc_relief_init(&rl);
     ck_assert(qc_relief_allowed(&rl) == QC_RELIEF_PROBE_SHARE);
     for (round = 1; round <= 2; round++) {
-        ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01) == QC_RELIEF_PROBE_SHARE);
-        ck_assert(feed(&rl, 0.99, 1470.0, 70.0, 0.01) == QC_RELIEF_PROBE_SHARE);
+        ck_assert(feed(&rl, 0.99, 1400.0, 0.0, 0.01)
+                  == QC_RELIEF_PROBE_SHARE);
+        ck_assert(feed(&rl, 0.99, 1470.0, 70.0, 0.01)
+                  == QC_RELIEF_PROBE_SHARE);
         ck_assert_int_eq(rl.state, QC_RELIEF_PROBE);
         ck_assert(feed(&rl, 0.99, 1475.0, 72.0, 0.01) == 0.0);
         ck_assert_int_eq(rl.state, QC_RELIEF_TEST);

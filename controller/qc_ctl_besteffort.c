@@ -1,0 +1,490 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The best-effort loop (paper §5.3): everything no guarantee covers,
+ * held at the bound less the guaranteed traffic and the background.
+ * No I/O.
+ */
+
+#include <math.h>
+#include <string.h>
+
+#include "qc_ctl_policy.h"
+#include "qc_math.h"
+#include "qc_surge.h"
+
+/* The valve within a period (qc_ctl_valve): saturated ticks in a row,
+ * and how far the rate decided above the lowest trees over them must
+ * exceed the last period's (relative, and in requests/s so that an
+ * idle period's 0 is no reference every burst exceeds). */
+#define QC_CTL_VALVE_TICKS 3
+#define QC_CTL_VALVE_JUMP 1.5
+#define QC_CTL_VALVE_LEAST 5.0
+
+/* Periods over which best effort drains a backlog: held at the bound it
+ * would drain at the resource's spare 10% (a 2 s backlog after a step to
+ * 3x: 20 s of queueing, and clients time out). */
+#define QC_CTL_DRAIN_PERIODS 3.0
+
+/* Is a class of a host that is not pinned served at the best-effort
+ * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
+ * when m is above its own loop's output (excess sharing, §5.3). */
+static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
+                        double m)
+{
+    return !vs->guaranteed || qc_pi_output(&cl->pi) < m;
+}
+
+/*
+ * Visit every class of every host that is not pinned, with the level
+ * m = m_b M its host would be served at by the best-effort level and
+ * whether that level drives it there (qc_be_drives).
+ */
+typedef void (*qc_be_visit_fn)(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                               qc_ctl_class_t *cl, double m, int drives,
+                               void *arg);
+
+static void qc_be_each(qc_ctl_t *ctl, double m_b, qc_be_visit_fn fn,
+                       void *arg)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+        double m = m_b * vs->levels;
+
+        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            fn(ctl, vs, cl, m, qc_be_drives(vs, cl, m), arg);
+        }
+    }
+}
+
+static void qc_be_util_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                           qc_ctl_class_t *cl, double m, int drives,
+                           void *arg)
+{
+    *(double *)arg += drives
+        ? qc_class_util(ctl, cl, vs->levels, m)
+        : qc_held(cl, qc_class_util(ctl, cl, vs->levels,
+                                    qc_pi_output(&cl->pi)));
+}
+
+/* Calibrated utilization of all traffic the best-effort level can move,
+ * at normalized level m_b: each class at the level it is served at. */
+static double qc_be_util(double m_b, void *arg)
+{
+    double u = 0.0;
+
+    qc_be_each(arg, m_b, qc_be_util_one, &u);
+    return u;
+}
+
+/* What the best-effort loop measures and holds, summed over the
+ * classes it drives. */
+typedef struct {
+    double u, gain, u_guaranteed;
+    double r, u0, u1;   /* arrivals; all rejected, all at the lowest tree */
+    double lowest_bps;  /* bytes/s all would send from the lowest tree */
+} qc_be_sum_t;
+
+static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                          qc_ctl_class_t *cl, double m, int drives,
+                          void *arg)
+{
+    qc_be_sum_t *sum = arg;
+
+    if (!drives) {
+        return;                 /* its own loop is in force */
+    }
+    /* A guaranteed class served at the best-effort level (excess
+     * sharing) is best effort's to hold: in its measurement and out of
+     * what its target leaves for the guarantees. */
+    if (vs->guaranteed) {
+        sum->u_guaranteed -= qc_held(cl, cl->u);
+    }
+    sum->u += cl->u;
+    sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
+    qc_reject_saving(ctl, cl, vs->levels, &sum->r, &sum->u0, &sum->u1);
+    sum->lowest_bps += cl->r * cl->xbar[0];
+}
+
+/*
+ * Under overflow the prices say nothing the loop can use: the
+ * calibration searched up while saturated, and the link's reading is
+ * its queue's as much as the period's.  The bytes are measured (the
+ * share from them: qc_overflow_share), and the overhead has whatever
+ * else the link carries in it, so the fitted background is not taken
+ * off the bound again.  Returns best effort's level (in [0, lowest]),
+ * or -1 when the sizes are not known yet.
+ */
+static double qc_overflow_level(const qc_ctl_t *ctl, const qc_be_sum_t *sum,
+                                double lowest)
+{
+    double f = qc_overflow_share(&ctl->ovf,
+                                 ctl->cfg->bound - sum->u_guaranteed,
+                                 ctl->sent_backlog, QC_CTL_DRAIN_PERIODS,
+                                 sum->r, sum->lowest_bps, ctl->link_bps);
+
+    return f < 0.0 ? -1.0 : lowest * f;
+}
+
+/*
+ * A saturation the loop met while holding the bound (its last
+ * unsaturated reading near the target, at about today's arrivals and
+ * level m_b): the chance of a noisy sensor, not a model off by a factor.
+ */
+static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
+{
+    return ctl->u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * target
+           && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->r_unsaturated
+           && m_b <= ctl->m_unsaturated + QC_CTL_HELD_STEP;
+}
+
+/*
+ * How far the model's level for `target` moved with a trend in best
+ * effort's arrivals r (doc/control.md, point 23).  The PI lags a ramp:
+ * each period's new arrivals meet last period's level.  Where the
+ * arrivals moved the same way in two periods in a row, the loop follows
+ * the smaller of the two moves at once: the model's level at r less
+ * its level at r less that move.  One fit and calibration for both, so
+ * a change of either is the PI's to follow, not this.  A lone step,
+ * a large move after a small one, moves little (the jump and the PI
+ * take it), and noise around a steady load seldom (its moves alternate).
+ */
+static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
+                          double m_ff, double lowest)
+{
+    double dr = r - ctl->be_r_prev, trend = 0.0;
+
+    if (ctl->be_r_prev > 0.0 && dr * ctl->be_dr_prev > 0.0) {
+        trend = fabs(dr) < fabs(ctl->be_dr_prev) ? dr : ctl->be_dr_prev;
+    }
+    ctl->be_dr_prev = ctl->be_r_prev > 0.0 ? dr : 0.0;
+    ctl->be_r_prev = r;
+    if (trend == 0.0 || !(r - trend > 0.0)) {
+        return 0.0;
+    }
+    /* The level is linear in each class's arrivals at a given m: the
+     * load of r - trend at m is r's times (r - trend) / r. */
+    return m_ff - qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
+                                     target * r / (r - trend));
+}
+
+/*
+ * Best effort to its lowest tree at once, and back to the model's level
+ * at the first unsaturated reading (the restart in qc_best_effort): the
+ * valves, and the background's test.
+ */
+void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
+{
+    qc_pi_restart(&ctl->be, lowest);
+    ctl->restart = 1;
+}
+
+/*
+ * The targets charge the fitted background only up to half the bound,
+ * and the calibration takes all of it out of the reading, so a fit with
+ * more than that lets the reading stay over the bound by the rest
+ * (qc_target_background).  A background is there at every instant; one
+ * that steady arrivals cannot tell from the requests' costs is often
+ * the fit's (pages that cost less under load, fitted as a background
+ * that rose: the CPU held at 0.8-1.0 against 0.6 in test_robust).  Over
+ * the bound (or saturated) for QC_CTL_TEST_PERIODS in a row on such a
+ * fit, best effort spends a period at its lowest tree, whose reading
+ * bounds the background (qc_ctl_update_model), and restarts from the
+ * model corrected by it.  A background that is real reads at least as much
+ * there: the loop goes back to where it was, and tests again only when
+ * the fit puts the background over that reading, at most once in
+ * QC_CTL_TEST_SECONDS.  qc_be_note_over counts the periods over,
+ * qc_be_test_due says a test is due, qc_be_test_start begins one.
+ */
+static void qc_be_note_over(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+
+    ctl->bg_wait -= cfg->period;
+    if (ctl->u_measured > cfg->bound + QC_CTL_TEST_OVER
+        || qc_pi_capped(ctl->u_measured)) {
+        ctl->bg_over++;
+    }
+    else {
+        ctl->bg_over = 0;
+    }
+}
+
+static int qc_be_test_due(const qc_ctl_t *ctl, double m_b, double lowest)
+{
+    return ctl->bg_over >= QC_CTL_TEST_PERIODS
+           && (ctl->bg_full
+               || ctl->model.d > fmax(0.5 * ctl->cfg->bound, ctl->bg_seen))
+           && m_b > lowest && ctl->bg_wait <= 0.0;
+}
+
+static void qc_be_test_start(qc_ctl_t *ctl, double m_b, double lowest)
+{
+    ctl->bg_m = m_b;
+    qc_be_to_lowest(ctl, lowest);
+    ctl->bg_test = 1;
+    ctl->bg_wait = QC_CTL_TEST_SECONDS;
+    ctl->bg_over = 0;
+    ctl->bg_tests++;
+}
+
+const char *qc_be_mode_name(unsigned mode)
+{
+    static const char *const names[QC_BE_NMODES] = {
+        "track", "drain", "overflow", "lowest", "restart", "background",
+        "background-test"
+    };
+
+    return mode < QC_BE_NMODES ? names[mode] : "?";
+}
+
+/*
+ * The transition function: best effort's mode for the period just read,
+ * first match wins; *why says what chose it.  m_over: the overflow's
+ * level, < 0 none.
+ */
+static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
+                                 double lowest, double target,
+                                 double m_over, const char **why)
+{
+    int saturated = qc_pi_capped(ctl->u_measured);
+
+    if (m_over >= 0.0) {
+        *why = "the link's queue does not drain at the lowest tree";
+        return QC_BE_OVERFLOW;
+    }
+    if (qc_be_test_due(ctl, m_b, lowest)) {
+        *why = "over the bound, on a fitted background over half of it";
+        return QC_BE_BG_TEST;
+    }
+    if (ctl->bg_full) {
+        *why = "a background saturates the resource alone";
+        return QC_BE_BACKGROUND;
+    }
+    if (ctl->bg_restore > 0.0) {
+        *why = "the background's test found it real";
+        return QC_BE_BACKGROUND;
+    }
+    if (ctl->restart && !saturated && !ctl->valved) {
+        *why = "unsaturated after a drain or the lowest tree";
+        return QC_BE_RESTART;
+    }
+    if (saturated && !ctl->draining
+        && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
+        && !qc_was_holding(ctl, target, m_b)) {
+        *why = "saturated with nothing left to drain";
+        return QC_BE_LOWEST;
+    }
+    if (ctl->draining) {
+        *why = "work queued from an overload";
+        return QC_BE_DRAIN;
+    }
+    *why = "the model and the PI";
+    return QC_BE_TRACK;
+}
+
+/*
+ * The best-effort loop holds everything not covered by a guarantee at
+ * the bound less the guaranteed traffic and the background (§5.3).  Its
+ * output is a fraction of each host's range; its process gain sums the
+ * classes it drives, each scaled by that host's M.
+ */
+double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target, follow;
+    double lowest = 1.0 / qc_min_levels(ctl);
+    int saturated = qc_pi_capped(ctl->u_measured), restored = 0;
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+
+    sum.u_guaranteed = u_guaranteed;
+    qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
+    ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
+                                           sum.u_guaranteed);
+    /* Work still queued from an overload is drained within a few
+     * periods, below the bound, not at the spare capacity the bound
+     * leaves. */
+    target = ctl->be_target;
+    if (ctl->draining) {
+        target -= ctl->backlog / QC_CTL_DRAIN_PERIODS;
+        target = target > 0.0 ? target : 0.0;
+    }
+    /* m_b was in force all through the period just read.  A loop
+     * holding a bound near the saturation mark reads over it now and
+     * then by chance: no slope to cap the way up with (doc/control.md,
+     * point 21). */
+    if (!ctl->valved
+        && !(saturated
+             && QC_PI_SATURATED - target <= QC_CTL_HELD_BAND * target
+             && qc_was_holding(ctl, target, m_b))) {
+        qc_ceiling_observe(&ctl->ceiling, m_b, ctl->u_measured, sum.r);
+    }
+    if (sum.gain <= 0.0) {
+        sum.gain = QC_PI_GAIN_MIN;
+    }
+    /* sum.u_guaranteed is now what the guaranteed loops hold. */
+    m_ff = qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
+                              target + sum.u_guaranteed);
+    follow = qc_be_trend(ctl, sum.r, target + sum.u_guaranteed, m_ff,
+                         lowest);
+    m_over = qc_overflowing(ctl) ? qc_overflow_level(ctl, &sum, lowest)
+             : -1.0;
+    /* The background's periods over the bound count outside overflow. */
+    if (m_over < 0.0) {
+        qc_be_note_over(ctl);
+    }
+    ctl->be_mode = qc_be_choose(ctl, m_b, lowest, target, m_over,
+                                &ctl->be_why);
+    switch (ctl->be_mode) {
+    case QC_BE_OVERFLOW:
+        /* Measured, not searched: straight to the level that holds,
+         * saturated or not (a jump on the prices would take the loop
+         * back to the lowest tree), until the lowest tree carries the
+         * target again. */
+        qc_pi_restart(&ctl->be, m_over);
+        ctl->ovf.on = m_over < lowest;
+        break;
+    case QC_BE_BG_TEST:
+        /* its reading is the next period's */
+        qc_be_test_start(ctl, m_b, lowest);
+        break;
+    case QC_BE_BACKGROUND:
+        /* Nothing shed lowers the reading (qc_note_background_alone): the
+         * top; or a test found the background real: back where the loop
+         * was.  Saturated or not (a backup job may fill the CPU). */
+        restored = 1;
+        qc_pi_restart(&ctl->be, ctl->bg_full ? 1.0 : ctl->bg_restore);
+        ctl->bg_restore = 0.0;
+        ctl->restart = 0;
+        break;
+    case QC_BE_RESTART:
+        /* The backlog is gone: back at once to the level for the bound,
+         * not up the PI's slope from the drain's level. */
+        qc_pi_restart(&ctl->be, m_ff);
+        ctl->restart = 0;
+        break;
+    case QC_BE_LOWEST:
+        /* Saturated with nothing left to drain although the levels were
+         * the model's: it is off by a factor the search (qc_calib.h)
+         * would take periods to find, while the queue grows.  Everyone
+         * goes to the lowest tree until the sensor reads unsaturated,
+         * then restarts where the model calibrated on that says. */
+        qc_be_to_lowest(ctl, lowest);
+        break;
+    default:
+        if (!qc_ctl_jump(ctl, &ctl->be, target, sum.u, m_ff, lowest, 1)) {
+            /* On a saturated resource best effort only goes down. */
+            qc_pi_step(&ctl->be, target, sum.u, sum.gain, cfg->period,
+                       cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
+            if (!(saturated && follow > 0.0)) {
+                qc_pi_shift(&ctl->be, follow);
+            }
+        }
+    }
+    if (qc_pi_output(&ctl->be) > m_b && !restored) {
+        double cap = qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
+                                    cfg->bound - (ctl->be_target - target));
+
+        qc_pi_hold_ceiling(&ctl->be, cap > m_b ? cap : m_b);
+        qc_pi_hold_ceiling(&ctl->be, qc_pi_up_limit(m_b, lowest, lowest));
+    }
+    /* Refusing asks the target for the offered load, not the drain's:
+     * a queue left by an overshoot is no load the lowest tree cannot
+     * carry.  And the fit's own cost must say so too: a calibration
+     * searched up while saturated is a lower bound of the load then,
+     * not a price of the lowest tree (doc/control.md, point 15). */
+    qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
+                             qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
+                                             ctl->be_target,
+                                             0.5 * cfg->bound));
+    /* Refusing barred, the loop holds the lowest tree; while it is
+     * probed, the loop goes on and only what is applied waits, so that
+     * a load found to need refusing meets the level it needs. */
+    if (ctl->refuse_most <= 0.0) {
+        qc_pi_hold_floor(&ctl->be, lowest);
+    }
+    return fmax(qc_pi_output(&ctl->be), lowest * (1.0 - ctl->refuse_most));
+}
+
+/* A best-effort class at the best-effort level m_b (of [0, 1]). */
+void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                 qc_ctl_class_t *cl, double m_b)
+{
+    cl->u_target = ctl->be_target;
+    cl->m_applied = m_b * vs->levels;
+    qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
+}
+
+/*
+ * Within a period: a jump of the load decided above the lowest trees
+ * (a cold start, a step, a restart on a model that is far off) that
+ * keeps the resource saturated for QC_CTL_VALVE_TICKS ticks sends best
+ * effort to the lowest tree at once.  The period's loop would act only
+ * at its end, and on a link every second at 3x queues two seconds of
+ * work that clients then wait for.  The loop restarts from the model
+ * in the first period that reads unsaturated, as after its own valve.
+ * Held load at the bound does not jump, so its busy seconds do not
+ * fire this.  A background the fit knows to saturate the resource is
+ * not shed here either.  The request path's surge guard (qc_surge.h)
+ * fires it too, surged: it has seen arrivals past the rate that
+ * saturates the resource, and sends them down itself until then.
+ */
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick_upper;
+    double lowest;
+    unsigned i, fewest;
+    int k, jumped = 0;
+
+    ctl->tick_upper = upper;
+    if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
+        ctl->tick_saturated = 0;
+    }
+    else {
+        if (ctl->tick_saturated++ == 0) {
+            ctl->tick_upper0 = last;
+            ctl->tick_seconds = 0.0;
+        }
+        ctl->tick_seconds += dt;
+        jumped = ctl->tick_saturated >= QC_CTL_VALVE_TICKS
+                 && (upper - ctl->tick_upper0) / ctl->tick_seconds
+                    > QC_CTL_VALVE_JUMP * ctl->upper_rate
+                      + QC_CTL_VALVE_LEAST;
+    }
+    fewest = qc_fewest_levels(ctl, 1);
+    lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
+    if (!(jumped || surged) || ctl->valved
+        || (ctl->warnings & QC_WARN_BACKGROUND)
+        || qc_pi_output(&ctl->be) <= lowest) {
+        return 0;
+    }
+    qc_be_to_lowest(ctl, lowest);
+    ctl->be_mode = QC_BE_LOWEST;
+    ctl->be_why = "a jump of load saturated the resource within a period";
+    ctl->valved = 1;
+    ctl->valves++;
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (!vs->guaranteed) {
+                qc_be_apply(ctl, vs, cl, lowest);
+            }
+            else if (cl->m_applied > qc_pi_output(&cl->pi)) {
+                /* excess sharing gives back what best effort lent */
+                cl->m_applied = qc_share_level(qc_pi_output(&cl->pi),
+                                               lowest, vs->levels);
+            }
+        }
+    }
+    return 1;
+}

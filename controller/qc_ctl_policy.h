@@ -1,0 +1,85 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The decide stage's parts, shared by its files (not for the module):
+ *   qc_ctl_model.c       the fit: what the period's reading teaches
+ *   qc_ctl_levels.c      a class's load at a level, and when a 503 helps
+ *   qc_ctl_besteffort.c  best effort's modes (qc_be_mode_t)
+ *   qc_ctl_policy.c      the period: sensing's notes, the guaranteed
+ *                        loops, best effort, what is applied
+ * and the rules' constants, in one place.  The reasoning is in
+ * doc/control.md.
+ */
+
+#ifndef QC_CTL_POLICY_H
+#define QC_CTL_POLICY_H
+
+#include "qc_ctl_private.h"
+#include "qc_be_mode.h"
+
+/* Decided work not yet sent (periods of the resource) below which
+ * there is none, and the longest a resource is taken to drain it: a
+ * link's queue after a step to 3x drains in 5 to 7 s.  Past that a
+ * model that overstates the work would hold "draining" for ever. */
+#define QC_CTL_BACKLOG_IDLE 0.05
+#define QC_CTL_DRAIN_SECONDS 10.0
+#define QC_CTL_GROWING 3
+#define QC_CTL_FALLING 0.95
+/* Saturated for longer than this, the load is the requests' own, of
+ * whatever tree they are served from (doc/control.md, point 15). */
+#define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
+/* Saturated periods in a row after which best effort degrades fully,
+ * unless the last unsaturated reading was within this share of the
+ * target: a loop holding the bound (doc/control.md, point 12). */
+#define QC_CTL_VALVE_PERIODS 2
+#define QC_CTL_HELD_BAND 0.2
+/* ... and no more arrivals than this times those of that reading, and
+ * best effort's level no higher than then by more than this. */
+#define QC_CTL_HELD_RATE 1.2
+#define QC_CTL_HELD_STEP 0.02
+/* A background of more than half the bound lets the reading stay over
+ * it; over by this much for this many periods in a row, best effort
+ * tests it at its lowest tree, at most once in this many seconds. */
+#define QC_CTL_TEST_OVER 0.1
+#define QC_CTL_TEST_PERIODS 3
+#define QC_CTL_TEST_SECONDS 30.0
+/* A test's reading this close to the fitted background confirms it. */
+#define QC_CTL_TEST_NOISE 0.95
+
+/* qc_ctl_model.c */
+int qc_jumped(double now, double prev, double least);
+void qc_background_gone(qc_ctl_t *ctl);
+double qc_class_model_util(const qc_model_t *mod,
+                           const qc_ctl_class_t *cl, unsigned levels);
+
+/* qc_ctl_levels.c */
+int qc_overflowing(const qc_ctl_t *ctl);
+unsigned qc_fewest_levels(qc_ctl_t *ctl, int busy);
+unsigned qc_min_levels(qc_ctl_t *ctl);
+unsigned qc_min_levels_any(qc_ctl_t *ctl);
+double qc_class_gain(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                     unsigned levels, double m);
+double qc_class_util(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                     unsigned levels, double m);
+int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
+                double u, double m_ff, double lowest, int first_ok);
+void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
+                              double before, double lowest,
+                              int helps);
+void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                      unsigned levels, double *r, double *u0,
+                      double *u1);
+int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
+                    double u1, double target, double own);
+double qc_held(const qc_ctl_class_t *cl, double u);
+double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                      unsigned levels, double target);
+double qc_arrivals(const qc_ctl_t *ctl);
+
+/* qc_ctl_besteffort.c */
+void qc_be_to_lowest(qc_ctl_t *ctl, double lowest);
+double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed);
+void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                 qc_ctl_class_t *cl, double m_b);
+
+#endif /* QC_CTL_POLICY_H */
