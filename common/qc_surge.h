@@ -1,16 +1,16 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * The surge guard (doc/control.md, point 24): the controller learns a
- * level's effect a period late, and a step of load met at full quality
- * queues a period of it on the resource.  Each period the controller
- * publishes the arrival rate past which the resource saturates at the
- * levels it leaves in force (its rate over its utilization), and the
- * request path counts every request it decides on for a host a loop
- * drives.  A request past that rate since the period began, with some
- * slack, is served from its host's lowest tree, and the controller's
- * next tick takes best effort there (qc_ctl_valve).  Nothing is ever
- * rejected by it.
+ * The surge guard (doc/control.md, "The surge guard"): the controller
+ * learns a level's effect a period late, and a step of load met at full
+ * quality queues a period of it on the resource.  Each period the
+ * controller publishes the arrival rate past which the resource
+ * saturates at the levels it leaves in force (its rate over its
+ * utilization), and the request path counts every request it decides on
+ * for a host a loop drives.  A request past that rate since the period
+ * began, with some slack, is served from its host's lowest tree, and the
+ * controller's next tick takes best effort there (qc_ctl_valve).
+ * Nothing is ever rejected by it.
  *
  * Pure: both sides include it; no I/O.
  */

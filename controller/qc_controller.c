@@ -134,7 +134,6 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->waiting_prev = -1.0;
     ctl->be_mode = QC_BE_TRACK;
     ctl->be_why = "";
-    ctl->refuse_most = qc_relief_allowed(&ctl->relief);
     ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
     ctl->valves = apr_atomic_read32(&q->valve_firings);
     ctl->surge_seen = apr_atomic_read64(&q->surge_arrived);

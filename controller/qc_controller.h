@@ -116,7 +116,7 @@ typedef struct {
     /* Best effort's arrivals/s at the last period and their change then
      * (qc_be_trend), 0 before any. */
     double be_r_prev, be_dr_prev;
-    /* The background's test (qc_be_test_background): periods in a row
+    /* The background's test (qc_be_test_start): periods in a row
      * over the bound, seconds before another may begin, whether the
      * period under way is one, the level before it, the reading of the
      * last one, the level to go back to after one that found the
@@ -152,10 +152,8 @@ typedef struct {
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
     qc_overflow_t ovf;
-    /* Whether refusing lowers the load (qc_relief.h), and the most the
-     * loops may refuse this period, a share of the arrivals. */
+    /* Whether refusing lowers the load (qc_relief.h). */
     qc_relief_t relief;
-    double refuse_most;
     /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
      * the lowest trees at the last tick and when the run began, and its
      * length; the rate of those the levels are expected to decide; the
@@ -216,7 +214,7 @@ void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
  * < 0: unknown, as when the resource is no link) and the bytes/s it
  * sends now.  A queue that does not drain while everyone is at the
  * lowest tree shows a load that tree cannot carry (doc/control.md,
- * point 18).
+ * "Overflow on a link").
  */
 void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s);
 

@@ -146,14 +146,15 @@ static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
 
 /*
  * How far the model's level for `target` moved with a trend in best
- * effort's arrivals r (doc/control.md, point 23).  The PI lags a ramp:
- * each period's new arrivals meet last period's level.  Where the
- * arrivals moved the same way in two periods in a row, the loop follows
- * the smaller of the two moves at once: the model's level at r less
- * its level at r less that move.  One fit and calibration for both, so
- * a change of either is the PI's to follow, not this.  A lone step,
- * a large move after a small one, moves little (the jump and the PI
- * take it), and noise around a steady load seldom (its moves alternate).
+ * effort's arrivals r (doc/control.md, "The trend feed-forward").  The
+ * PI lags a ramp: each period's new arrivals meet last period's level.
+ * Where the arrivals moved the same way in two periods in a row, the
+ * loop follows the smaller of the two moves at once: the model's level
+ * at r less its level at r less that move.  One fit and calibration for
+ * both, so a change of either is the PI's to follow, not this.  A lone
+ * step, a large move after a small one, moves little (the jump and the
+ * PI take it), and noise around a steady load seldom (its moves
+ * alternate).
  */
 static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
                           double m_ff, double lowest)
@@ -318,7 +319,7 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     /* m_b was in force all through the period just read.  A loop
      * holding a bound near the saturation mark reads over it now and
      * then by chance: no slope to cap the way up with (doc/control.md,
-     * point 21). */
+     * "Up moves"). */
     if (!ctl->valved
         && !(saturated
              && QC_PI_SATURATED - target <= QC_CTL_HELD_BAND * target
@@ -398,18 +399,13 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * a queue left by an overshoot is no load the lowest tree cannot
      * carry.  And the fit's own cost must say so too: a calibration
      * searched up while saturated is a lower bound of the load then,
-     * not a price of the lowest tree (doc/control.md, point 15). */
+     * not a price of the lowest tree (doc/control.md, "When a 503 may
+     * help"). */
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
                                              ctl->be_target,
                                              0.5 * cfg->bound));
-    /* Refusing barred, the loop holds the lowest tree; while it is
-     * probed, the loop goes on and only what is applied waits, so that
-     * a load found to need refusing meets the level it needs. */
-    if (ctl->refuse_most <= 0.0) {
-        qc_pi_hold_floor(&ctl->be, lowest);
-    }
-    return fmax(qc_pi_output(&ctl->be), lowest * (1.0 - ctl->refuse_most));
+    return qc_refusing_level(ctl, &ctl->be, lowest);
 }
 
 /* A best-effort class at the best-effort level m_b (of [0, 1]). */

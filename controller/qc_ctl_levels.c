@@ -164,6 +164,23 @@ void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
 }
 
 /*
+ * A loop's level as applied, `lowest` its lowest tree (qc_relief.h):
+ * while refusing is barred, the loop is held there; while it is probed,
+ * the loop goes on and only what is applied waits, at most the probe's
+ * share below, so that a load found to need refusing meets the level
+ * it needs at once.
+ */
+double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest)
+{
+    double allowed = qc_relief_allowed(&ctl->relief);
+
+    if (allowed <= 0.0) {
+        qc_pi_hold_floor(pi, lowest);
+    }
+    return fmax(qc_pi_output(pi), lowest * (1.0 - allowed));
+}
+
+/*
  * Model load of a class all rejected (*u0) and all served from its
  * lowest tree (*u1), added to the sums.  Rejecting helps only where a
  * 503 costs well under what the cheapest page does: where the cost is

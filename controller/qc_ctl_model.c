@@ -102,7 +102,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
         qc_rls_limit_d(&ctl->rls, floor);
     }
     /* A period best effort spent at its lowest tree to test the
-     * background (qc_be_test_background) read the background and
+     * background (qc_be_test_start) read the background and
      * what was left of the requests: no background is more. */
     if (ctl->bg_test && u >= 0.0) {
         ctl->bg_restore = qc_rls_d(&ctl->rls) * QC_CTL_TEST_NOISE <= u

@@ -21,9 +21,6 @@
 #define QC_WARN_QUEUE 16
 #define QC_WARN_PERIODS 5
 
-/* The fitted background at or over the bound: say so.  The loops do
- * not shed it: the calibration takes it out of the requests' share. */
-
 /* Premium gets the guarantee less the cost of rejecting basic; basic
  * gets what premium leaves (paper §5.2), in measured units.  Returns
  * what their loops hold them to (qc_held). */
@@ -67,11 +64,8 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0,
                              qc_reject_helps(ctl, r, u0, u1, cl->u_target,
                                              cl->u_target));
-    if (ctl->refuse_most <= 0.0) {
-        qc_pi_hold_floor(&cl->pi, 1.0);
-    }
-    return qc_share_level(fmax(qc_pi_output(&cl->pi),
-                               1.0 - ctl->refuse_most), m_b, vs->levels);
+    return qc_share_level(qc_refusing_level(ctl, &cl->pi, 1.0), m_b,
+                          vs->levels);
 }
 
 /* Seconds of the link a reply from the lowest tree takes, on average
@@ -129,7 +123,8 @@ static double qc_waiting_work(const qc_ctl_t *ctl)
  * model's error as backlog instead, and a saturation held by levels
  * set too high would pass for a drain.  Returns nonzero while some is
  * left, for at most QC_CTL_DRAIN_SECONDS, and unless the work waiting
- * (measured where it can be, else this estimate) did not fall in
+ * (measured where it shows QC_CTL_WAITING_LEAST or more: a CPU's work
+ * in progress is in no queue; else this estimate) did not fall in
  * QC_CTL_GROWING saturated periods in a row: that is load the levels
  * decided do not hold, not a queue draining (clients that send their
  * next request when a reply comes refill the resource as m falls).
@@ -149,7 +144,8 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
         if (ctl->backlog < 0.0) {
             ctl->backlog = 0.0;
         }
-        ctl->backlog_grew = (q >= 0.0 && ctl->waiting_prev >= 0.0
+        ctl->backlog_grew = (q >= 0.0
+                             && ctl->waiting_prev >= QC_CTL_WAITING_LEAST
                              ? q >= QC_CTL_FALLING * ctl->waiting_prev
                              : before > 0.0 && ctl->backlog >= before)
                             ? ctl->backlog_grew + 1 : 0;
@@ -186,8 +182,7 @@ static void qc_note_relief(qc_ctl_t *ctl)
     in.queue = qc_waiting_work(ctl);
     in.bound = ctl->cfg->bound;
     in.period = ctl->cfg->period;
-    ctl->refuse_most = qc_relief_observe(&ctl->relief, &in);
-    if (ctl->refuse_most <= 0.0) {
+    if (qc_relief_observe(&ctl->relief, &in) <= 0.0) {
         ctl->warnings |= QC_WARN_NO_RELIEF;
     }
     else {

@@ -25,12 +25,14 @@
 #define QC_CTL_DRAIN_SECONDS 10.0
 #define QC_CTL_GROWING 3
 #define QC_CTL_FALLING 0.95
+#define QC_CTL_WAITING_LEAST 0.05
 /* Saturated for longer than this, the load is the requests' own, of
- * whatever tree they are served from (doc/control.md, point 15). */
+ * whatever tree they are served from (doc/control.md, "When a 503 may
+ * help"). */
 #define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
- * target: a loop holding the bound (doc/control.md, point 12). */
+ * target: a loop holding the bound (doc/control.md, "The valve"). */
 #define QC_CTL_VALVE_PERIODS 2
 #define QC_CTL_HELD_BAND 0.2
 /* ... and no more arrivals than this times those of that reading, and
@@ -66,6 +68,7 @@ int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
 void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
                               double before, double lowest,
                               int helps);
+double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest);
 void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                       unsigned levels, double *r, double *u0,
                       double *u1);

@@ -2,13 +2,13 @@
 
 /*
  * A load the lowest tree cannot carry, on a link whose queue is
- * measured (doc/control.md, point 18).  The queue is what httpd's
- * connections have written and their clients not yet acknowledged
- * (qc_backlog_read_sendq) and the connections not yet accepted, each
- * at a lowest-tree reply.  Saturated at the lowest tree, a queue left
- * by an overshoot drains; one that does not is load the lowest tree
- * cannot carry, and the share of arrivals the link can take then
- * follows from bytes measured, not from prices fitted to saturated
+ * measured (doc/control.md, "Overflow on a link").  The queue is what
+ * httpd's connections have written and their clients not yet
+ * acknowledged (qc_backlog_read_sendq) and the connections not yet
+ * accepted, each at a lowest-tree reply.  Saturated at the lowest tree,
+ * a queue left by an overshoot drains; one that does not is load the
+ * lowest tree cannot carry, and the share of arrivals the link can take
+ * then follows from bytes measured, not from prices fitted to saturated
  * readings.
  *
  * Pure: no I/O, state owned by the caller.

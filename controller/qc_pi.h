@@ -193,7 +193,7 @@ void qc_pi_shift(qc_pi_t *pi, double dm);
  * limited, nor the way out of rejection (its levels are measured, and
  * a 503 is the last resort); up on the model's word is, since the
  * model is least known where the loop has not been (doc/control.md,
- * point 19).
+ * "Up moves").
  */
 #define QC_PI_UP_GROWTH 2.0
 #define QC_PI_UP_LEAST 0.15

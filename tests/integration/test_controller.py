@@ -694,9 +694,9 @@ def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
     of 8 KB a second, offered 300): at the lowest tree the queue (the
     send queues of httpd's connections, read every period, and its
     accept queue) does not drain, and the controller refuses within a
-    few seconds (doc/control.md, point 18), where a modelled backlog
-    waited 10-20 s of saturation; the level then comes from the bytes
-    measured, and the link is no longer saturated."""
+    few seconds (doc/control.md, "Overflow on a link"), where a
+    modelled backlog waited 10-20 s of saturation; the level then comes
+    from the bytes measured, and the link is no longer saturated."""
     tb = slowbed
     a, status = shaped_apache(tb, "10M")
     result, _, rows = shaped_run(tb, a, status, 300)

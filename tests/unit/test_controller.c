@@ -782,7 +782,7 @@ static double lq_refusal_run(double load, double prior, double amp,
  * 8th where the link's queue is measured (the sum of the connections'
  * send queues: qc_ctl_set_link_queue), and then at the bound whatever
  * the prior (the level from the measured bytes: doc/control.md,
- * point 18).
+ * "Overflow on a link").
  */
 START_TEST(test_refusal_only_beyond_the_lowest_tree)
 {

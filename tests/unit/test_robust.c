@@ -238,7 +238,7 @@ START_TEST(test_held_bound_is_no_valve)
            0.5 * (tail[29] + tail[30]));
     ck_assert_int_eq(valved, 0);
     ck_assert(fabs(tail_u - 0.9) < 0.1);
-    /* Nor a ceiling (doc/control.md, point 21): with one, median 0.841,
+    /* Nor a ceiling (doc/control.md, "Up moves"): with one, median 0.841,
      * the loop pinned under each chance saturation for 10 periods. */
     ck_assert(0.5 * (tail[29] + tail[30]) > 0.86);
 }
@@ -796,7 +796,7 @@ END_TEST
  * bound of it and the calibration all of it, so the CPU sat saturated
  * for ten periods (the model saw a drain) and then at 0.8-0.9 for good.
  * Over the bound on such a fit, best effort tests the background at its
- * lowest tree (qc_be_test_background).
+ * lowest tree (qc_be_test_start).
  */
 START_TEST(test_cheaper_pages_are_no_background)
 {
