@@ -362,26 +362,34 @@ QOSCTL_STATUS = """QosCtlExclude /qosctl-status /server-status
   </Location>"""
 
 
+# HTTP/2 beside HTTP/1.1 (BenchServer's http2), for h2load's clients.
+H2C = "Protocols h2c http/1.1\n"
+
+
 class BenchServer(qcharness.Apache):
     """Apache in the testbed's server namespace serving site.
 
     qosctl: directives from qosctl_conf(), or None for plain Apache
     (module not loaded, DocumentRoot site/<tree>, so that both servers
     answer the same URLs).  conf: more directives for either (another
-    module's, KeepAlive)."""
+    module's, KeepAlive).  http2: load mod_http2 and speak HTTP/2
+    cleartext too (`Protocols h2c http/1.1`: by prior knowledge or
+    Upgrade)."""
 
     def __init__(self, tb, site, qosctl=None, tree="full", mpm_conf=MPM,
-                 cpus=SERVER_CPUS, conf="", **kw):
+                 cpus=SERVER_CPUS, conf="", http2=False, **kw):
         self.tb = tb
         self.sport = qcharness.free_port()
         plain = qosctl is None
         extra = (site_conf(site) + conf + (qosctl or "")
+                 + (H2C if http2 else "")
                  + STATUS_VHOST.format(sport=self.sport, qosctl=""
                                        if plain else QOSCTL_STATUS))
         super().__init__(docroot=os.path.join(site, tree) if plain
                          else site, with_qosctl=not plain, netns=tb.server_ns,
                          listen_addr=tb.server_addr, mpm_conf=mpm_conf,
-                         modules=("cgid",), extra=extra, cpus=cpus, **kw)
+                         modules=("cgid", "http2") if http2 else ("cgid",),
+                         extra=extra, cpus=cpus, **kw)
 
     def status(self):
         """The status page's JSON (None when it does not answer)."""

@@ -9,7 +9,8 @@
     calibrate    per kind: resource cost of a full and a degraded reply
                  (light load, plain Apache), capacity, and mod_qos's
                  concurrency limit N from a short sweep
-    run_one      one scenario on one server: scheduled httperf segments,
+    run_one      one scenario on one server: scheduled httperf segments
+                 (or another client model's, bench/lib/qcclients.py),
                  the bench's own 1 s utilization samples (link tx bytes or
                  CPU 0's /proc/stat), a timing probe, counters, the log
 
@@ -32,11 +33,16 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import qcbench  # noqa: E402
+import qcclients  # noqa: E402
 import qcmetrics  # noqa: E402
 
 qcharness = qcbench.qcharness
 
 SERVERS = ("plain", "modqos", "qosctl")
+# The fixed servers a row's goodput is held against (vs_best_fixed):
+# plain Apache (the full tree) and mod_qosctl pinned to the lowest tree.
+FIXED = ("plain", "pinned")
+ALL_SERVERS = ("plain", "pinned", "modqos", "qosctl")
 BOUNDS = {"link": 0.9, "cpu": 0.6}
 SNAT_NET = "10.214"             # client addresses, routed to the client ns
 CLIENT_ADDR = "10.213.1.1"      # bench/testbed's first client namespace
@@ -49,6 +55,9 @@ MODULES = qcharness.MODULES_DIR
 # samples a client address, and the client namespace keeps no TIME_WAIT
 # ports (1,300 conn/s from one address would exhaust them).
 KEEPALIVE = "KeepAlive Off\n"
+# Debian's apache2.conf, for the client models that keep connections.
+KEEPALIVE_ON = ("KeepAlive On\nMaxKeepAliveRequests 100\n"
+                "KeepAliveTimeout 5\n")
 
 
 # -- what is served --------------------------------------------------------
@@ -170,9 +179,22 @@ def zipf_buckets(n, s=1.0, buckets=ZIPF_BUCKETS):
     return out
 
 
-def set_clients(tb, n, zipf=False):
+def client_addresses(n, zipf=False):
+    """The addresses of set_clients(n, zipf), each as often as it is
+    drawn (a uniform draw from the list is the population's); None for
+    one address (the namespace's own)."""
+    if n <= 1:
+        return None
+    idx = zipf_buckets(n) if zipf else list(range(n))
+    return [client_address(i) for i in idx]
+
+
+def set_clients(tb, n, zipf=False, local=False):
     """Make every new connection from the client namespace to the server
-    come from one of n addresses (n == 1: the namespace's own, no NAT)."""
+    come from one of n addresses (n == 1: the namespace's own, no NAT).
+    local: also give the namespace the n addresses, for a client that
+    binds each of its sessions to one (qcclients' browser); what binds
+    to one is left alone by the NAT."""
     ns = tb.client_ns[0]
     subprocess.run(["ip", "netns", "exec", ns, "nft", "delete", "table",
                     "ip", "qcrobust"], capture_output=True, timeout=30)
@@ -184,8 +206,11 @@ def set_clients(tb, n, zipf=False):
     rules = ("table ip qcrobust {\n  map addr { typeof numgen random mod %d"
              " : ip saddr; elements = { %s } }\n  chain post { type nat "
              "hook postrouting priority srcnat; policy accept;\n"
-             "    ip daddr %s snat to numgen random mod %d map @addr\n"
-             "  }\n}\n" % (len(idx), elems, tb.server_addr, len(idx)))
+             "    %sip daddr %s snat to numgen random mod %d map @addr\n"
+             "  }\n}\n" % (len(idx), elems, "ip saddr %s " % CLIENT_ADDR
+                           if local else "", tb.server_addr, len(idx)))
+    if local:
+        add_local_addresses(ns, n)
     with tempfile.NamedTemporaryFile("w", suffix=".nft") as f:
         f.write(rules)
         f.flush()
@@ -196,6 +221,17 @@ def set_clients(tb, n, zipf=False):
     subprocess.run(["ip", "-n", tb.server_ns, "route", "replace",
                     SNAT_NET + ".0.0/16", "via", CLIENT_ADDR], check=True,
                    capture_output=True, timeout=30)
+
+
+def add_local_addresses(ns, n):
+    """client_address(0 .. n-1) on the client namespace's interface
+    (bench/testbed names it after the namespace: qr-c1, qrc1)."""
+    dev = ns.replace("-", "")
+    lines = "".join("address replace %s/32 dev %s\n" % (client_address(i),
+                                                         dev)
+                    for i in range(n))
+    subprocess.run(["ip", "-n", ns, "-batch", "-"], input=lines, text=True,
+                   check=True, capture_output=True, timeout=60)
 
 
 # -- measuring ---------------------------------------------------------------
@@ -433,19 +469,24 @@ def qosctl_model(kind, cal, prior=1.0):
     return "QosCtlModel " + " ".join("%.6g" % (x * prior) for x in base)
 
 
-def server(tb, site, kind, which, cal=None, prior=1.0, qos_n=None):
-    """A BenchServer of one of SERVERS for kind (not started)."""
-    conf = KEEPALIVE + kind.conf
+def server(tb, site, kind, which, cal=None, prior=1.0, qos_n=None,
+           keepalive=False, h2=False):
+    """A BenchServer of one of ALL_SERVERS for kind (not started):
+    pinned is mod_qosctl with QosCtlFixedLevel 1, every reply from the
+    lowest tree.  keepalive: Debian's KeepAlive settings (else off); h2:
+    HTTP/2 cleartext too (qcclients.server_options())."""
+    conf = (KEEPALIVE_ON if keepalive else KEEPALIVE) + kind.conf
     if which == "plain":
-        return qcbench.BenchServer(tb, site, None, conf=conf)
+        return qcbench.BenchServer(tb, site, None, conf=conf, http2=h2)
     if which == "modqos":
         return qcbench.BenchServer(tb, site, None, conf=conf + modqos_conf(
-            kind.location, qos_n))
+            kind.location, qos_n), http2=h2)
     return qcbench.BenchServer(tb, site, qcbench.qosctl_conf(
         tb, bound=kind.bound, period=1, log="ctl.tsv",
+        fixed_level=1 if which == "pinned" else None,
         model=qosctl_model(kind, cal, prior),
         resource=None if kind.resource == "link" else cpu_resource()),
-        conf=conf)
+        conf=conf, http2=h2)
 
 
 def pinned_server(tb, site, kind, log=False, backlog=None):
@@ -660,8 +701,10 @@ def settle(us, bound, hold=3):
 
 
 def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
-            ctl_copy=None, times=3.0):
-    """One scenario on one server: a table row and the U series."""
+            ctl_copy=None, times=3.0, client="open", copts=None):
+    """One scenario on one server: a table row and the U series.
+    client: the client model (qcclients.MODELS; open: httperf, as
+    always), copts its options (qcclients.run_segments)."""
     cap = cal["capacity"]
     segs, win, lwin = profile(load, cap, light, over, ramp, times)
     prior = {"cold10": 10.0, "cold01": 0.1}.get(load, 1.0)
@@ -672,7 +715,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
         time.sleep(1.0)
         b1 = qcbench.cpu_times("0")
         bg = (b1[0] - b0[0]) / max(1, b1[1] - b0[1])
-    srv = server(tb, site, kind, which, cal, prior, cal["qos_n"]).start()
+    srv = server(tb, site, kind, which, cal, prior, cal["qos_n"],
+                 **qcclients.server_options(client)).start()
     cpu = ServerCpu(srv, kind) if kind.resource == "cpu" else None
     snaps = {}
     sampler = Sampler(tb, kind.resource, srv.pid)
@@ -692,14 +736,18 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                 snaps["own_" + key] = (time.time(),
                                        resource_seconds(tb, srv, cpu))
             with contextlib.suppress(Exception):
-                if which == "qosctl":
+                if which in ("qosctl", "pinned"):
                     snaps[key] = srv.counters()
         timers = [threading.Thread(target=snap, args=(k, t_probe + w),
                                    daemon=True)
                   for k, w in (("w0", win[0] + 1), ("w1", win[1]))]
         for t in timers:
             t.start()
-        t0, reps = run_load(tb, srv.port, kind.uri, segs, timeout)
+        if client == "open":
+            t0, reps = run_load(tb, srv.port, kind.uri, segs, timeout)
+        else:
+            t0, reps = qcclients.run_segments(client, tb, srv.port,
+                                              kind.uri, segs, timeout, copts)
         probes = probe_results(probe, end + timeout + 30)
         for t in timers:
             t.join(5)
@@ -718,11 +766,15 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
         (ta, ca), (tb_, cb) = snaps["own_w0"], snaps["own_w1"]
         own = (cb - ca) / max(1e-3, tb_ - ta)
     inside = [i for i, s in enumerate(segs) if win[0] <= s[0] < win[1]]
-    over_reps = sum_reports([reps[i] for i in inside],
-                            [segs[i] for i in inside])
+    if client == "open":
+        over_reps = sum_reports([reps[i] for i in inside],
+                                [segs[i] for i in inside])
+        over_reps.update(model="open", good=over_reps["s2xx"])
+    else:
+        over_reps = qcclients.sum_metrics([reps[i] for i in inside])
     us = [u for t, u in samples if ws + 1 < t <= we]
     frac = 1.0
-    if which == "qosctl" and "w0" in snaps and "w1" in snaps:
+    if which in ("qosctl", "pinned") and "w0" in snaps and "w1" in snaps:
         n = [snaps["w1"]["tree_responses"][k]
              - snaps["w0"]["tree_responses"][k] for k in (0, 1)]
         frac = n[1] / sum(n) if sum(n) else None
@@ -772,7 +824,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
            "rt_p95_ms": qcmetrics.percentile(served, 95),
            "rt_p95_held_ms": qcmetrics.percentile(held, 95),
            "rt_p95_light_ms": qcmetrics.percentile(light_ms, 95),
-           "probes": len(served)}
+           "probes": len(served), "client": client}
+    row.update(qcclients.derived(over_reps, win[1] - win[0]))
     series = [(t - t0, u) for t, u in samples]
     return row, series
 

@@ -329,3 +329,184 @@ def test_shift_quick_moves_traffic_off_the_smallest_backend(site):
     assert [r["cut"] for r in rows if r["cut"] != "-"][0] == "b3"
     last = [r for r in rows if r["w_b1"] != "NA" and r["w_b3"] != "NA"][-1]
     assert float(last["w_b3"]) < float(last["w_b1"])
+
+
+# -- client models (bench/lib/qcclients.py), a few seconds each -------------
+
+def client_server(tb, site, model, qosctl=None, conf=""):
+    """A started BenchServer as bench/robustness runs it for model
+    (KeepAlive, h2c), with an access log of each request's client
+    address, status and size (access.log in its root)."""
+    import qcclients
+    import qcrobust
+    opts = qcclients.server_options(model)
+    return qcbench.BenchServer(
+        tb, site, qosctl, http2=opts["h2"], conf=(
+            qcrobust.KEEPALIVE_ON if opts["keepalive"]
+            else qcrobust.KEEPALIVE) + conf + ACCESS_LOG).start()
+
+
+# mod_log_config is built into Debian's httpd.
+ACCESS_LOG = "CustomLog access.log \"%a %>s %b\"\n"
+
+
+def access_log(srv):
+    """[(client address, status)] of the requests srv logged, but the
+    harness's own (from the server's address: is it up yet?)."""
+    with open(os.path.join(srv.root, "access.log")) as f:
+        rows = [(line.split()[0], int(line.split()[1])) for line in f]
+    return [r for r in rows if r[0] != srv.tb.server_addr]
+
+
+def pinned(tb, level):
+    """mod_qosctl pinned to a level (0: every request refused)."""
+    return qcbench.qosctl_conf(tb, bound=0.9, period=1, fixed_level=level)
+
+
+def adds_up(m):
+    """What every model's metrics must satisfy: replies are the sum of
+    the status classes, and nothing is counted twice."""
+    classes = sum(m[k] for k in ("s1xx", "s2xx", "s3xx", "s4xx", "s5xx"))
+    assert m["replies"] == classes
+    errors = sum(m[k] for k in ("client_timo", "socket_timo",
+                                "connrefused", "connreset", "fd_unavail",
+                                "addrunavail", "ftab-full", "other"))
+    assert m["errors"] == errors
+    assert m["sent"] >= m["replies"]
+
+
+def needs(model):
+    import qcclients
+    why = qcclients.missing(model)
+    return pytest.mark.skipif(why is not None, reason=str(why))
+
+
+@needs("keepalive")
+def test_keepalive_clients_reuse_their_connections(testbed, site):
+    """wrk, 10 closed-loop keep-alive connections, 2 s at 100 req/s
+    offered: every reply counted by class, and far fewer connections
+    opened than requests served."""
+    import qcclients
+    srv = client_server(testbed, site, "keepalive")
+    try:
+        before = qcbench.tcp_counters(testbed)
+        m = qcclients.keepalive(testbed, srv.port, URI, 100, 2, timeout=5,
+                                conns=10)
+        opens = qcbench.tcp_counters(testbed)[0] - before[0]
+    finally:
+        srv.cleanup()
+    print(m, "connections opened", opens)
+    adds_up(m)
+    assert m["replies"] > 0
+    assert m["s2xx"] == m["replies"] == m["good"]
+    assert m["sent"] == m["replies"] + m["connrefused"] + m["connreset"]
+    assert opens < m["replies"] / 2
+
+
+@needs("h2")
+def test_h2_clients_speak_h2c_to_the_server(testbed, site):
+    """h2load by prior knowledge against a server with `Protocols h2c
+    http/1.1`: it speaks h2c, and what it sent is replied, errored or
+    still in flight at the end."""
+    import qcclients
+    srv = client_server(testbed, site, "h2")
+    try:
+        m = qcclients.h2(testbed, srv.port, URI, 50, 2, timeout=5,
+                         conns=10, streams=10)
+    finally:
+        srv.cleanup()
+    print(m)
+    adds_up(m)
+    assert m["raw"]["protocol"] == "h2c"
+    assert m["replies"] > 0 and m["s2xx"] == m["replies"]
+    assert m["sent"] == m["replies"] + m["errors"] + m["cut"]
+
+
+def test_retry_clients_retry_each_503_three_times(testbed, site):
+    """qchttp.py's retry storm: against plain Apache every job succeeds
+    at the first attempt; against mod_qosctl pinned at level 0 (every
+    request refused) each job is tried four times, on four connections,
+    then given up."""
+    import qcclients
+    runs = {}
+    for name, qosctl in (("plain", None), ("refusing", pinned(testbed, 0))):
+        srv = client_server(testbed, site, "retry", qosctl)
+        try:
+            runs[name] = qcclients.retry(testbed, srv.port, URI, 20, 2,
+                                         timeout=5, retries=3)
+            runs[name]["logged"] = access_log(srv)
+        finally:
+            srv.cleanup()
+    ok, no = runs["plain"], runs["refusing"]
+    for name, m in runs.items():
+        print(name, {k: v for k, v in m.items() if k != "logged"})
+    for m in (ok, no):
+        adds_up(m)
+        assert m["jobs"] == 40
+        assert m["sent"] == m["replies"] + m["errors"]
+    assert ok["jobs_ok"] == ok["attempts"] == ok["s2xx"] == 40
+    assert ok["jobs_failed"] == 0
+    assert no["jobs_ok"] == 0 and no["jobs_failed"] == 40
+    assert no["attempts"] == no["s503"] == no["s5xx"] == 160
+    assert len(no["logged"]) == 160     # each attempt a request served
+    assert no["raw"]["jobs_gave_up"] == 40
+
+
+def test_browser_pages_are_complete_and_tell_their_tree(testbed, site):
+    """qchttp.py's browser, 2 s of sessions from 40 addresses of their
+    own: plain Apache serves every page whole from the full tree,
+    mod_qosctl pinned at level 1 from the degraded one; no page mixes
+    trees; each session's requests come from its address."""
+    import qcclients
+    import qcrobust
+    pages = qcclients.browser_pages(site)
+    assert len(pages["objects"]) == qcclients.PAGE_OBJECTS
+    qcrobust.set_clients(testbed, 40, local=True)
+    runs = {}
+    try:
+        for name, qosctl in (("full", None), ("degraded",
+                                              pinned(testbed, 1))):
+            srv = client_server(testbed, site, "browser", qosctl)
+            try:
+                runs[name] = qcclients.browser(
+                    testbed, srv.port, None, 10, 2, timeout=5, pages=pages,
+                    addresses=qcrobust.client_addresses(40))
+                runs[name]["logged"] = access_log(srv)
+            finally:
+                srv.cleanup()
+    finally:
+        qcrobust.set_clients(testbed, 1)
+    for tree, m in runs.items():
+        print(tree, {k: v for k, v in m.items() if k != "logged"})
+        adds_up(m)
+        assert m["pages"] > 0
+        assert m["sent"] == m["replies"] + m["errors"]
+        assert m["sent"] == m["pages"] * (1 + qcclients.PAGE_OBJECTS)
+        assert m["pages_ok"] == m["pages"] == m["good"]
+        assert m["tree_" + tree] == m["s2xx"] == m["sent"]
+        assert m["pages_mixed"] == 0
+        assert len(m["page_ms"]) == m["pages_ok"]
+        addrs = {a for a, _ in m["logged"]}
+        assert len(m["logged"]) == m["sent"]
+        assert all(a.startswith(qcrobust.SNAT_NET + ".") for a in addrs)
+        assert len(addrs) > 1
+
+
+@needs("keepalive")
+def test_robustness_runs_client_models_beside_the_fixed_servers(site):
+    """bench/robustness --client keepalive,retry on plain Apache and
+    mod_qosctl pinned to the lowest tree: a row per model and server,
+    the client column, and vs_best_fixed 1 for the better fixed one.
+    Only the table's shape is checked."""
+    rows, doc = smallest_robustness(site, "qk", [
+        "--client", "keepalive,retry", "--conns", "10",
+        "--servers", "plain,pinned"])
+    assert sorted((r["client"], r["conns"], r["server"]) for r in rows) \
+        == [("keepalive", "10", "pinned"), ("keepalive", "10", "plain"),
+            ("retry", "NA", "pinned"), ("retry", "NA", "plain")]
+    for model in ("keepalive", "retry"):
+        vs = sorted(float(r["vs_best_fixed"]) for r in rows
+                    if r["client"] == model)
+        assert vs[-1] == 1.0 and 0 <= vs[0] <= 1.0
+    assert all(float(r["goodput"]) > 0 for r in rows)
+    assert any("best fixed" in g["goal"] for g in doc["goals"])
