@@ -2,8 +2,19 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "qc_level.h"
+
+/* Threads of one process share a vote: their plain loads and stores,
+ * with no order, which is all the vote needs. */
+#if defined(__GNUC__)
+#define QC_GET(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define QC_SET(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define QC_GET(p) (*(p))
+#define QC_SET(p, v) (*(p) = (v))
+#endif
 
 #define QC_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
 
@@ -138,17 +149,9 @@ unsigned qc_level_pick_fx(unsigned m_fx, unsigned M, double n)
     return whole + (n < (double)frac / QC_LEVEL_ONE ? 1u : 0u);
 }
 
-unsigned qc_level_edge_bucket(unsigned m_fx)
-{
-    return (unsigned)((uint64_t)(m_fx % QC_LEVEL_ONE) * QC_BUCKETS
-                      / QC_LEVEL_ONE);
-}
-
 unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
                                int spread, uint32_t seq)
 {
-    unsigned b;
-
     /* An integral m gives every request the same tree. */
     if ((m_fx % QC_LEVEL_ONE) == 0) {
         return qc_level_pick_fx(m_fx, M, 0.0);
@@ -156,24 +159,29 @@ unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
     if (m_fx < QC_LEVEL_ONE || spread) {
         return qc_level_pick_fx(m_fx, M, qc_draw_spread(n, seq));
     }
-    b = qc_hash_bucket(n);
-    if (b == qc_level_edge_bucket(m_fx)) {
-        double within = n * QC_BUCKETS - b;
-
-        if (within < 0.0 || within >= 1.0) {
-            within = 0.0;
-        }
-        n = (b + qc_draw_spread(within, seq)) / QC_BUCKETS;
-    }
     return qc_level_pick_fx(m_fx, M, n);
 }
 
-int qc_level_in_band(unsigned m_fx, unsigned bucket)
+int qc_level_vote(qc_vote_t *v, double n)
 {
-    unsigned edge = qc_level_edge_bucket(m_fx);
+    uint64_t key;
+    uint32_t count = QC_GET(&v->count);
 
-    return bucket + QC_BAND_BUCKETS >= edge
-           && bucket <= edge + QC_BAND_BUCKETS;
+    memcpy(&key, &n, sizeof(key));
+    if (QC_GET(&v->key) == key) {
+        if (count < QC_VOTE_MAX) {
+            QC_SET(&v->count, count + 1);
+        }
+        return count >= QC_VOTE_LEAD;
+    }
+    if (count == 0) {
+        QC_SET(&v->key, key);
+        QC_SET(&v->count, 1);
+    }
+    else {
+        QC_SET(&v->count, count - 1);
+    }
+    return 0;
 }
 
 unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
@@ -188,14 +196,16 @@ unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
         || share_fx / QC_LEVEL_ONE != whole) {
         return qc_level_pick_request(m_fx, M, n, spread, seq);
     }
-    if (qc_level_in_band(m_fx, qc_hash_bucket(n))) {
+    if (spread) {
+        /* One heavy key's requests are split anyway, so which of them go
+         * up costs no client its tree: they carry the count. */
         if (add(ctx, f) + f < (int64_t)QC_LEVEL_ONE / 2) {
             return whole;
         }
         add(ctx, -(int64_t)QC_LEVEL_ONE);
         return whole + 1;
     }
-    level = qc_level_pick_request(m_fx, M, n, spread, seq);
+    level = qc_level_pick_fx(m_fx, M, n);
     add(ctx, level > whole ? f - (int64_t)QC_LEVEL_ONE : f);
     return level;
 }

@@ -5,12 +5,11 @@
  * output m in [0, M] is split into I = floor(m) and F = m - I; a request
  * whose N is < F is served from tree I + 1, every other one from tree I.
  * Level 0 means rejection.  N is the keyed hash of the client, so a
- * client keeps its tree while m stays put; or, where one hash would put
- * a large share of the load on one side of F (below one, and in the
- * buckets the controller marks), a per-request draw around it; or, in
- * the one bucket F falls in, a per-request place within that bucket;
- * or, near that bucket, the class's balance, which keeps the count sent
- * to each tree what m asks for whoever arrives.
+ * client keeps its tree while m stays put.  Only where one hash would
+ * put a large share of the load on one side of F (below one, and in the
+ * buckets the controller marks as a heavy key's) is each request placed
+ * on its own; above one, those requests are the class's balance, which
+ * keeps the count sent to each tree what m asks for.
  */
 
 #ifndef QC_LEVEL_H
@@ -79,36 +78,38 @@ unsigned qc_level_pick(double m, unsigned M, double n);
 unsigned qc_level_pick_fx(unsigned m_fx, unsigned M, double n);
 
 /*
- * The bucket that F, the fractional part of m_fx, falls in.  Its
- * clients are split request by request, each request at a place drawn
- * within the bucket, so that the share of the bucket's load served from
- * tree I + 1 grows smoothly from none to all as F crosses it: a client
- * at the edge would otherwise move all of its load at once.
- */
-unsigned qc_level_edge_bucket(unsigned m_fx);
-
-/*
  * The request path's rule: the tree for one request from a client with
  * hash n under m_fx.  Per request (a draw around n) below m = 1 and when
- * spread (the client's bucket is marked heavy); per request within the
- * bucket in the edge bucket; otherwise by n, so the client keeps its
- * tree.  seq: this request's place in its draw sequence, the count of
- * requests its bucket had before it (bucket_arrived in qc_shm.h), so that
- * one key's requests follow one sequence whichever thread serves them.
+ * spread (the client's bucket is marked heavy); otherwise by n alone, so
+ * that the client keeps its tree while m_fx stays put.  seq: this
+ * request's place in its draw sequence, the count of requests its bucket
+ * had before it (bucket_arrived in qc_shm.h), so that one key's requests
+ * follow one sequence whichever thread serves them.
  */
 unsigned qc_level_pick_request(unsigned m_fx, unsigned M, double n,
                                int spread, uint32_t seq);
 
 /*
- * Buckets on each side of the edge bucket whose clients take their tree
- * from the class's balance, not from their hash (qc_level_pick_balanced):
- * 4 gives at most 9 of the 64, enough traffic to cancel the chance in
- * which clients happen to arrive (doc/control.md, The actuator).
+ * Which key carries a marked bucket, so that only its requests are split
+ * and the bucket's other clients keep their trees by their hash: a
+ * majority vote (Boyer and Moore) over the bucket's requests.  Returns
+ * whether n is the candidate and leads the others by QC_VOTE_LEAD
+ * requests, so that a light client's short burst at the start of a vote
+ * does not have it split; the lead is held to QC_VOTE_MAX, so that a
+ * new heavy key takes over within that many of its requests.  The
+ * request path keeps a vote per bucket in each process, which every
+ * request below the top level casts; threads racing on one only slow
+ * it.
  */
-#define QC_BAND_BUCKETS 4
+typedef struct {
+    volatile uint64_t key;      /* the bits of the candidate's n */
+    volatile uint32_t count;    /* its lead */
+} qc_vote_t;
 
-/* Whether bucket is within QC_BAND_BUCKETS of m_fx's edge bucket. */
-int qc_level_in_band(unsigned m_fx, unsigned bucket);
+#define QC_VOTE_LEAD 8
+#define QC_VOTE_MAX 64
+
+int qc_level_vote(qc_vote_t *v, double n);
 
 /*
  * Adds delta to a class's balance and returns the value it had before:
@@ -119,13 +120,15 @@ typedef int64_t (*qc_balance_add_fn)(void *ctx, int64_t delta);
 /*
  * qc_level_pick_request with the class's count kept: the balance owes
  * tree I + 1 share_fx's fraction (QC_LEVEL_ONE fixed point) of every
- * request and is paid QC_LEVEL_ONE by every request sent there; a client
- * in the band around the edge is sent up only while the balance is owed
- * half a request or more.  The number of requests served from I + 1 then
- * follows the share to within the band's traffic, whichever clients
- * arrive; everyone else keeps the hash's tree.  share_fx: the level the
- * loop asks for (loop_fx in qc_shm.h) beside m_fx, its threshold; no
- * balance below m = 1, at an integral m, or when the two differ in I.
+ * request and is paid QC_LEVEL_ONE by every request sent there.  A
+ * spread request (a marked bucket's: a heavy key's, as a rule) is sent
+ * up only while the balance is owed half a request or more; every other
+ * request keeps its client's tree by n and pays in what it takes.  The
+ * number of requests served from I + 1 then follows the share to within
+ * what the spread requests can make up, and no client that keeps a tree
+ * by its hash gives it up for the count.  share_fx: the level the loop
+ * asks for (loop_fx in qc_shm.h) beside m_fx, its threshold; no balance
+ * below m = 1, at an integral m, or when the two differ in I.
  */
 unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
                                 unsigned M, double n, int spread,

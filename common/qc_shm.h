@@ -51,10 +51,12 @@ typedef struct {
      * keys carry most of it.  At full quality nothing is split and
      * nothing is counted here. */
     volatile apr_uint64_t bucket_arrived[QC_BUCKETS];
-    /* What the band owes tree I + 1, in QC_LEVEL_ONE per request, as
-     * two's complement (qc_level_pick_balanced); the controller sets it
-     * to 0 whenever it publishes a level, so a band that sees no traffic
-     * for a while does not then go one way for long. */
+    /* What the heavy keys' requests owe tree I + 1, in QC_LEVEL_ONE per
+     * request, as two's complement (qc_level_pick_balanced: every
+     * request pays in, heavy keys' take their tree from it); the
+     * controller sets it to 0 whenever it publishes a level, so a
+     * balance that sees no traffic for a while does not then go one
+     * way for long. */
     volatile apr_uint64_t balance;
 
     /* controller: buckets whose requests are split between the two

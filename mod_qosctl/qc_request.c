@@ -139,11 +139,10 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
     apr_interval_time_t silence;
 
     if (c->fixed_set) {
-        /* The controller's threshold for the pinned level serves its
-         * share whoever the clients are; until it has made one, the
-         * level itself. */
-        return qc_load32(&cs->loop_fx) == c->fixed_fx
-               ? qc_load32(&cs->level_fx) : c->fixed_fx;
+        /* The paper's open loop: each client keeps its tree for as long
+         * as the level is pinned, which no threshold that the counts
+         * move would let it; the count is the balance's (qc_pick). */
+        return c->fixed_fx;
     }
     if (qc_controller_stale(r->request_time, &silence)) {
         *fail_open = 1;
@@ -182,6 +181,23 @@ static double qc_client_hash(const request_rec *r)
     return qc_hash_keyed(secret, b, len);
 }
 
+/*
+ * Each process's vote on the key that carries a marked bucket, by host
+ * (its slot, folded), class and bucket: zero at start, as a vote must
+ * be, and nothing the request pays for but a load and a store.
+ */
+#define QC_VOTE_HOSTS 32
+static qc_vote_t qc_votes[QC_VOTE_HOSTS][QC_NCLASSES][QC_BUCKETS];
+
+static qc_vote_t *qc_vote_of(const qc_server_conf *c,
+                             const qc_class_shm_t *cs, unsigned bucket)
+{
+    apr_size_t host = (apr_size_t)(c->slot - qc_rt.shm->slots)
+                      % QC_VOTE_HOSTS;
+
+    return &qc_votes[host][cs - c->slot->cls][bucket];
+}
+
 static int64_t qc_balance_add(void *ctx, int64_t delta)
 {
     return (int64_t)qc_add64((volatile apr_uint64_t *)ctx,
@@ -190,25 +206,43 @@ static int64_t qc_balance_add(void *ctx, int64_t delta)
 
 /*
  * Which of the two trees around m this request gets (qc_level.h's
- * rule).  Per request below m = 1, so that a rejected client's retry has
- * the same odds as anyone's, in the buckets the controller marks as
- * carrying heavy keys (one address behind a NAT or proxy), whose load
- * would otherwise all land on one side of F, and near the bucket F falls
- * in, where the class's balance keeps the count served from each tree
- * what m asks for, whoever happens to arrive.
+ * rule).  By the client's hash, so that it keeps its tree while m stays
+ * put; per request only below m = 1, so that a rejected client's retry
+ * has the same odds as anyone's, and for the heavy key of a bucket the
+ * controller marks (one address behind a NAT or proxy), whose load
+ * would otherwise all land on one side of F.  Those requests take their
+ * tree from the class's balance, which keeps the count served from each
+ * tree what m asks for.
  */
 static unsigned qc_pick(const qc_server_conf *c, qc_class_shm_t *cs,
                         apr_uint32_t m_fx, double n, unsigned bucket,
                         apr_uint32_t seq)
 {
+    apr_uint64_t mask;
+    int heavy, spread;
+
     /* An integral m gives every request the same tree. */
     if ((m_fx % QC_LEVEL_ONE) == 0) {
         return qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
-    return qc_level_pick_balanced(
-               m_fx, qc_load32(&cs->loop_fx), c->levels, n,
-               (int)((qc_load64(&cs->spread_mask) >> bucket) & 1),
-               seq, qc_balance_add, (void *)&cs->balance);
+    /* A heavy key shares its bucket with a 64th of everyone else, who
+     * must keep their trees: only the key the bucket's requests vote
+     * for is split.  Every request votes, so that the vote is made when
+     * the controller marks the bucket. */
+    heavy = qc_level_vote(qc_vote_of(c, cs, bucket), n);
+    mask = qc_load64(&cs->spread_mask);
+    if (mask == ~(apr_uint64_t)0) {
+        /* "Everyone, until counted" is for a loop leaving the top
+         * level; a pinned level counts every client from its first
+         * request. */
+        spread = !c->fixed_set;
+    }
+    else {
+        spread = heavy && ((mask >> bucket) & 1);
+    }
+    return qc_level_pick_balanced(m_fx, qc_load32(&cs->loop_fx), c->levels,
+                                  n, spread, seq, qc_balance_add,
+                                  (void *)&cs->balance);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)

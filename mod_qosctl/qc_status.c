@@ -59,9 +59,10 @@ static const qc_metric_t qc_metrics[] = {
     QC_M(w, "Byte rate over the last period, bytes/s.", 0),
     QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0),
     QC_M(u_target, "Utilization target of this class.", 0),
-    QC_M(spread_buckets, "Buckets of the client hash whose requests are "
-         "split between trees request by request (heavy keys; all 64 "
-         "until the clients below the top level are counted).", 0),
+    QC_M(spread_buckets, "Buckets of the client hash marked heavy: "
+         "their heavy key is split between trees request by request "
+         "(all 64 until the clients below the top level are counted).",
+         0),
 };
 #define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
 

@@ -175,37 +175,27 @@ def test_pinned_level_serves_its_share_with_skewed_clients(server_factory):
     assert abs(full - 0.5) <= 0.04, (full, basic)
 
 
-def test_random_clients_get_the_count_m_asks_for(server_factory):
-    """1,000 addresses in random order at level 1.2: the clients near the
-    threshold take their tree from the class's balance, so the count
-    served from the top tree keeps close to 0.2 of the requests at every
-    point (the most it strayed: 3.6-10.6 in 20 runs; by the hash alone,
-    as before the balance, 9.8-34 in 5).  The others keep their hash's
-    tree."""
+def test_random_clients_keep_their_tree_at_the_share_m_asks_for(
+        server_factory):
+    """1,000 addresses in random order at level 1.2: each client keeps
+    the tree its hash gives while the level is pinned (issue 34: a
+    client keeps its tree while m stays put), and the share served
+    from the top tree is 0.2 over the run.  What consistency costs:
+    with no heavy client to balance on, the count strays as coin flips
+    do (RMS about 5.5 requests in 200; common/qc_level.c)."""
     s = server_factory(TREES + "QosCtlFixedLevel 1.2\n").start()
     ips = addresses(1000)
     rng = random.Random(11)
-    # Until the controller publishes the pinned level's threshold: the
-    # balance needs the level it serves beside it.  Bounded.
-    deadline = time.time() + 30
-    for _ in range(1000):
-        fetch_all(s, [("/x.txt", rng.choice(ips)) for _ in range(50)])
-        if 1.0 < s.vhost()["classes"]["basic"]["threshold"] < 2.0 \
-                or time.time() > deadline:
-            break
-    assert 1.0 < s.vhost()["classes"]["basic"]["threshold"] < 2.0
     mix = [rng.choice(ips) for _ in range(2000)]
     replies = fetch_all(s, [("/x.txt", ip) for ip in mix])
-    up, worst, trees = 0, 0.0, {}
-    for k, (ip, reply) in enumerate(zip(mix, replies), 1):
-        up += reply[2] == b"full\n"
-        worst = max(worst, abs(up - 0.2 * k))
+    trees = {}
+    for ip, reply in zip(mix, replies):
         trees.setdefault(ip, set()).add(reply[2])
-    assert worst <= 14, (worst, up)
-    # Clients seen more than once: most kept one tree (9 buckets of 64
-    # are in the band, and the controller may spread a few more).
-    seen = [t for ip, t in trees.items() if mix.count(ip) >= 3]
-    assert sum(1 for t in seen if len(t) == 1) >= 0.7 * len(seen)
+    up = sum(1 for reply in replies if reply[2] == b"full\n")
+    # 1,000 clients' hashes: the share's spread is about 0.013
+    assert abs(up / len(mix) - 0.2) <= 0.05, up
+    assert all(len(t) == 1 for t in trees.values()), sum(
+        1 for t in trees.values() if len(t) > 1)
 
 
 def test_status_shows_model_warnings_and_spread(server_factory):

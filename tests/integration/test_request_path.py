@@ -8,7 +8,9 @@ addresses are set with X-Forwarded-For, which mod_remoteip trusts from
 
 import http.client
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -57,6 +59,27 @@ def settled_counters(server, expect_responses, key="localhost",
         time.sleep(0.1)
 
 
+def controller_periods(server):
+    return server.status()["controller"]["periods"]
+
+
+def wait_periods(server, n, limit=30.0):
+    """Until the controller has run n more periods (bounded): each one
+    publishes the levels and the threshold, recomputes the marks of the
+    hash buckets and sets the class's balance to 0."""
+    until = controller_periods(server) + n
+    return qcharness.wait_for(lambda: controller_periods(server) >= until,
+                              limit, 0.05)
+
+
+def published(server, key="localhost"):
+    """The basic class's status once the controller has published its
+    level for it: a new slot holds the top level (threshold 2) until
+    then, and at the top level no client is hashed at all."""
+    basic = server.vhost(key)["classes"]["basic"]
+    return 1.0 < basic["threshold"] < 2.0 and basic
+
+
 @pytest.mark.parametrize("level,tree", [("2", "full"), ("1", "degraded")])
 def test_integral_level_serves_one_tree(server_factory, level, tree):
     s = server_factory(TREES + "QosCtlFixedLevel %s\n" % level).start()
@@ -69,9 +92,15 @@ def test_integral_level_serves_one_tree(server_factory, level, tree):
 
 
 def test_fractional_level_splits_clients_evenly_and_stably(server_factory):
-    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n").start()
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n"
+                       "QosCtlPeriod 0.25\n").start()
     ips = addresses(2000)
+    # Not before the controller has published the pinned level and its
+    # threshold, with the balance beside them: until then the request
+    # path has only the level itself, and nothing can move a client.
+    assert qcharness.wait_for(lambda: published(s), 30, 0.05)
     first = fetch_all(s, [("/x.txt", ip) for ip in ips])
+    assert wait_periods(s, 2)
     second = fetch_all(s, [("/x.txt", ip) for ip in reversed(ips)])
     assert all(r[0] == 200 for r in first + second)
     full = sum(1 for r in first if r[2] == b"full\n")
@@ -85,6 +114,182 @@ def test_fractional_level_splits_clients_evenly_and_stably(server_factory):
     v = settled_counters(s, 4000)
     assert v["classes"]["basic"]["tree_responses"] == [degraded * 2,
                                                        full * 2]
+
+
+def keyed(i, nat=None):
+    """A request of client i, named by QOSCTL_CLIENT (the harness's
+    servers set it from ?qcid=); a NAT's by its address alone."""
+    return ("/x.txt", nat) if nat else ("/x.txt?qcid=%d" % i, None)
+
+
+def with_nat(requests, nat, every):
+    """The requests with one from a NAT address after every `every`."""
+    if not nat:
+        return list(requests)
+    out = []
+    for k, r in enumerate(requests, 1):
+        out.append(r)
+        if k % every == 0:
+            out.append(keyed(0, nat))
+    return out
+
+
+@pytest.mark.parametrize("nat", [None, "10.77.0.1"],
+                         ids=["clients", "clients-and-a-nat"])
+def test_pinned_level_moves_no_client(server_factory, nat):
+    """Issue 34, item 4: with QosCtlFixedLevel 1.5, 1,000 clients each
+    ask twice, the controller's periods between the two (each publishes
+    the threshold, marks the buckets of heavy keys and sets the class's
+    balance to 0): not one client changes tree, whatever the counts
+    say.  With a NAT address sending a third of the requests, its
+    bucket is marked and its own requests are split between the trees;
+    the 15 or so clients that share its bucket keep theirs."""
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n"
+                       "QosCtlPeriod 0.25\n").start()
+    # Until the controller has published the level and counted enough
+    # clients (other ones) to hold a threshold and mark buckets: bounded
+    # in rounds and in time.
+    warm = with_nat([keyed(-i) for i in range(1, 301)], nat, 2)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        fetch_all(s, warm)
+        basic = published(s)
+        if basic and sum(basic["bucket_arrived"]) >= 1500 \
+                and (basic["spread_buckets"] >= 1 or not nat):
+            break
+    assert basic and sum(basic["bucket_arrived"]) >= 1500, basic
+    if nat:
+        assert basic["spread_buckets"] >= 1, basic
+    clients = [keyed(i) for i in range(1000)]
+    first = fetch_all(s, with_nat(clients, nat, 2))
+    assert wait_periods(s, 3)
+    second = fetch_all(s, with_nat(reversed(clients), nat, 2))
+    assert all(r[0] == 200 for r in first + second)
+    tree = {}
+    nat_trees = []
+    for (path, ip), reply in zip(with_nat(clients, nat, 2)
+                                 + with_nat(reversed(clients), nat, 2),
+                                 first + second):
+        if ip:
+            nat_trees.append(reply[2])
+        else:
+            tree.setdefault(path, []).append(reply[2])
+    assert len(tree) == 1000
+    changed = sum(1 for t in tree.values() if t[0] != t[1])
+    full = sum(1 for t in tree.values() if t[0] == b"full\n")
+    print("pinned 1.5: %d of 1000 clients changed tree; %d on the full "
+          "tree; NAT: %d of %d full" % (changed, full,
+                                        nat_trees.count(b"full\n"),
+                                        len(nat_trees)))
+    assert changed == 0, changed
+    assert 400 <= full <= 600, full
+    if nat:
+        assert 0.3 <= nat_trees.count(b"full\n") / len(nat_trees) <= 0.7
+
+
+class CgroupPlant:
+    """A resource the controller reads as a cgroup v2 group of one CPU
+    (QosCtlResource cgroup): cpu.stat's usage_usec grows by what each
+    reply cost, by the tree it came from.  The controller runs as
+    another user, so the directory and files are readable by all."""
+
+    def __init__(self, cost_us):
+        self.dir = tempfile.mkdtemp(prefix="qosctl-plant-")
+        os.chmod(self.dir, 0o755)
+        for name, text in (("cpu.max", "100000 100000\n"),
+                           ("cpuset.cpus.effective", "0\n")):
+            with open(os.path.join(self.dir, name), "w") as f:
+                f.write(text)
+        self.cost_us = cost_us
+        self.usec = 0.0
+        self.written = 0.0
+        self.write()
+
+    def write(self):
+        tmp = os.path.join(self.dir, ".cpu.stat")
+        with open(tmp, "w") as f:
+            f.write("usage_usec %d\nuser_usec 0\nsystem_usec 0\n"
+                    % self.usec)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, os.path.join(self.dir, "cpu.stat"))
+        self.written = time.time()
+
+    def served(self, body):
+        self.usec += self.cost_us.get(body, 0.0)
+        if time.time() - self.written >= 0.005:
+            self.write()
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def test_steady_loop_moves_few_clients(server_factory):
+    """Issue 34, item 4, under the controller's own loop: 1,000 clients
+    ask in turn at 1,000 req/s, on a resource that a full reply costs
+    0.9 ms of and a degraded one 0.3 ms, so the loop holds m near 1.47
+    (U at the 0.58 bound).  While m holds within 0.01, at most 1% of
+    the clients find their next request (a second later) on another
+    tree.  A pass in which the client itself fell behind (a busy
+    machine) moves m and is not counted."""
+    rate, n = 1000.0, 1000
+    plant = CgroupPlant({b"full\n": 900.0, b"degraded\n": 300.0})
+    s = server_factory("QosCtl On\nQosCtlContentTrees /degraded /full\n"
+                       "QosCtlPeriod 1\nQosCtlResource cgroup %s\n"
+                       % plant.dir).start()
+    conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+    clock = [time.time(), 0]
+
+    def basic():
+        return s.vhost()["classes"]["basic"]
+
+    def one_pass():
+        """Every client once, paced: their trees, the loop's m in the
+        middle and at the end, and whether the pace held."""
+        trees, ms, behind = [], [], False
+        for i in range(n):
+            due = clock[0] + clock[1] / rate
+            now = time.time()
+            if due > now:
+                time.sleep(due - now)
+            elif now - due > 0.05:
+                clock[0], clock[1], behind = now, 0, True
+            clock[1] += 1
+            conn.request("GET", "/x.txt?qcid=%d" % i)
+            body = conn.getresponse().read()
+            plant.served(body)
+            trees.append(body)
+            if i == n // 2:
+                ms.append(basic()["m"])
+        ms.append(basic()["m"])
+        return trees, ms, behind
+
+    try:
+        passes, seen = [], []
+        steady = switched = 0
+        deadline = time.time() + 90
+        while time.time() < deadline and steady < 4:
+            passes.append(one_pass())
+            seen.append(passes[-1][1][-1])
+            if len(passes) < 3:
+                continue
+            # m from the start of the first pass to the end of the other
+            (before, m_before, late), (after, m_after, late_too) = \
+                passes[-2:]
+            ms = seen[-3:-2] + m_before + m_after
+            if not late and not late_too and 1.0 < min(ms) \
+                    and max(ms) < 2.0 and max(ms) - min(ms) <= 0.01:
+                steady += 1
+                switched += sum(1 for a, b in zip(before, after) if a != b)
+        last = basic()
+        print("steady loop: m %s, threshold %.4f; %d of %d clients' next "
+              "requests on another tree over %d steady pairs of passes"
+              % (" ".join("%.4f" % x for x in seen), last["threshold"],
+                 switched, steady * n, steady))
+        assert steady >= 1, seen
+        assert switched <= 0.01 * steady * n, (switched, steady)
+    finally:
+        conn.close()
+        plant.cleanup()
 
 
 def test_level_zero_rejects_with_retry_after(server_factory):

@@ -553,7 +553,7 @@ typedef struct {
     apr_uint32_t seq;
     apr_uint64_t counts[QC_BUCKETS];
     qc_spread_t sp;
-    int balanced;               /* the band keeps the count */
+    int balanced;               /* the balance keeps the count */
     int64_t balance;
     int watch;                  /* measure the straying in this period */
     double dev[5001];           /* requests up beyond f * k, k requests */
@@ -671,7 +671,7 @@ START_TEST(test_actuator_linear_for_any_population)
         double alone = population_worst(keys[i], 1, 0, NULL);
 
         printf("%u keys: worst |share - f| %.3f (threshold at f: %.3f, "
-               "without the band: %.3f)\n", keys[i], warped, raw, alone);
+               "without the balance: %.3f)\n", keys[i], warped, raw, alone);
         ck_assert_msg(warped <= 0.03, "%u keys: %.3f", keys[i], warped);
         ck_assert_msg(alone <= 0.03, "%u keys: %.3f", keys[i], alone);
     }
@@ -685,9 +685,9 @@ END_TEST
  * a share f up on average, but over any stretch of requests the count
  * strays as coin flips do, and on a link each request too many is a
  * full-size reply that queues.  In windows of 200 requests at f = 0.1
- * to 0.3 (the link testbed's), the band takes a third off the count's
+ * to 0.3 (the link testbed's), the balance takes a third off the count's
  * straying with 1,000 Zipf-weighted keys (RMS 3.6 requests against 5.7)
- * and a sixth with 40, whose band holds few of the keys.
+ * and a sixth with 40, whose balance holds few of the keys.
  */
 START_TEST(test_balance_keeps_the_count_for_random_clients)
 {
@@ -696,15 +696,15 @@ START_TEST(test_balance_keeps_the_count_for_random_clients)
     unsigned i;
 
     for (i = 0; i < 2; i++) {
-        double with_band, without;
+        double with_balance, without;
 
-        population_worst(keys[i], 1, 1, &with_band);
+        population_worst(keys[i], 1, 1, &with_balance);
         population_worst(keys[i], 1, 0, &without);
         printf("%u keys: in %d requests the count strays by %.1f (RMS; "
-               "%.1f without the band)\n", keys[i], WINDOW, with_band,
+               "%.1f without the balance)\n", keys[i], WINDOW, with_balance,
                without);
-        ck_assert_msg(with_band <= most[i] * without, "%u keys: %.1f",
-                      keys[i], with_band);
+        ck_assert_msg(with_balance <= most[i] * without, "%u keys: %.1f",
+                      keys[i], with_balance);
     }
 }
 END_TEST
