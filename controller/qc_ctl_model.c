@@ -214,3 +214,20 @@ static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod)
     }
     return u;
 }
+
+/* The model the loops use, from the fit. */
+void qc_ctl_model_from_rls(qc_ctl_t *ctl)
+{
+    unsigned j;
+
+    for (j = 0; j < QC_MAX_TREES; j++) {
+        ctl->model.a_tree[j] = qc_rls_a_tree(&ctl->rls, j);
+    }
+    ctl->model.a = ctl->model.a_tree[0];
+    ctl->model.b = qc_rls_b(&ctl->rls);
+    ctl->model.c = qc_rls_c(&ctl->rls);
+    /* The fit's intercept may go below 0 to absorb what the linear
+     * costs miss; as background load it is 0 then (a negative one
+     * raised the targets over the bound: 0.98 for a bound of 0.6). */
+    ctl->model.d = fmax(qc_rls_d(&ctl->rls), 0.0);
+}

@@ -1,11 +1,13 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * What the controller's own files share (not for the module): the
- * period is split into sensing (qc_ctl_sense.c: counters to rates),
- * the control policy (qc_ctl_policy.c: a pure function of those rates,
- * the sensor reading and the loop state) and I/O (qc_ctl_io.c:
- * publishing, the log, the state file, the timer).
+ * What the controller's own files share (not for the module).  A period
+ * is split into sensing (qc_ctl_sense.c: counters to rates), the fit
+ * (qc_ctl_model.c), the decisions (qc_ctl_policy.c and the files of
+ * qc_ctl_policy.h: a pure function of those rates, the sensor reading
+ * and the loop state) and output (qc_ctl_io.c: publishing, the log,
+ * the state file); qc_controller.c runs them in that order, and
+ * qc_ctl_run.c, the main loop, times the periods and the ticks.
  */
 
 #ifndef QC_CTL_PRIVATE_H
@@ -32,10 +34,15 @@ void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
                         qc_ctl_counts_t *c);
 void qc_ctl_sense(qc_ctl_t *ctl, double dt);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
+double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 
-/* qc_ctl_policy.c */
+/* qc_ctl_model.c */
 void qc_ctl_update_model(qc_ctl_t *ctl);
+void qc_ctl_model_from_rls(qc_ctl_t *ctl);
+
+/* qc_ctl_policy.c; the valve in qc_ctl_besteffort.c */
 void qc_ctl_policy(qc_ctl_t *ctl);
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged);
 double qc_ctl_full_ratio(qc_ctl_t *ctl);
 
 /* qc_ctl_capacity.c */
@@ -47,11 +54,8 @@ void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s);
 /* qc_ctl_io.c */
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us);
 void qc_ctl_publish_levels(qc_ctl_t *ctl);
-double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
-int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged);
 void qc_ctl_log_init(qc_ctl_t *ctl, apr_pool_t *p);
 void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us);
 void qc_ctl_save_state(qc_ctl_t *ctl);
-void qc_ctl_model_from_rls(qc_ctl_t *ctl);
 
 #endif /* QC_CTL_PRIVATE_H */
