@@ -6,6 +6,10 @@ summed, scored and compared one way.
 
     open       httperf, open loop, each request on a new connection
                (bench/robustness's original model)
+    closed     keepalive at light load; at the overload `conns`
+               connections with no think at all: each sends its next
+               request when the last reply comes (wrk's default, API
+               clients), a load only the server's replies pace
     keepalive  wrk: `conns` keep-alive connections (10, 40, 200, 1000),
                each a closed-loop user that thinks between a reply and
                its next request (exponential, mean conns/rate s, so that
@@ -69,7 +73,7 @@ import qcmetrics  # noqa: E402
 
 qcharness = qcbench.qcharness
 
-MODELS = ("open", "keepalive", "h2", "retry", "browser")
+MODELS = ("open", "keepalive", "closed", "h2", "retry", "browser")
 CONNS = (10, 40, 200, 1000)     # keepalive's choices
 THINK_MAX = 4.0                 # s; below KeepAliveTimeout 5
 PAGE_OBJECTS = 10
@@ -89,7 +93,8 @@ QCHTTP_ERRORS = {"timeouts": "client_timo", "resets": "connreset",
 def missing(model):
     """What model needs that this machine lacks (None: nothing)."""
     import shutil
-    need = {"keepalive": (WRK, "wrk"), "h2": (H2LOAD, "nghttp2-client"),
+    need = {"keepalive": (WRK, "wrk"), "closed": (WRK, "wrk"),
+            "h2": (H2LOAD, "nghttp2-client"),
             "open": (qcharness.HTTPERF, "httperf")}.get(model)
     if need and not shutil.which(need[0]):
         return "%s not installed (Debian package %s)" % need
@@ -103,7 +108,7 @@ def server_options(model):
     """What the server needs for model: KeepAlive On for the models that
     keep connections, HTTP/2 cleartext for h2 (qcrobust.server's
     keyword arguments)."""
-    return {"keepalive": model in ("keepalive", "h2", "browser"),
+    return {"keepalive": model in ("keepalive", "closed", "h2", "browser"),
             "h2": model == "h2"}
 
 
@@ -156,10 +161,13 @@ def keepalive_plan(rate, conns):
     return n, 1e3 * n / rate if rate > 0 else 0.0
 
 
-def keepalive(tb, port, uri, rate, seconds, timeout=5, conns=40, **_):
+def keepalive(tb, port, uri, rate, seconds, timeout=5, conns=40,
+              saturate=False, **_):
     """wrk with conns closed-loop keep-alive connections (qcwrk.lua's
-    think time and counts)."""
-    n, think = keepalive_plan(rate, conns)
+    think time and counts).  saturate: none think, whatever the rate,
+    each sends its next request when the last reply comes (wrk's own
+    way, and API clients')."""
+    n, think = (conns, 0.0) if saturate else keepalive_plan(rate, conns)
     secs = max(1, int(round(seconds)))
     out = run_client(tb, [WRK, "-t", str(min(2, n)), "-c", str(n), "-d",
                           "%ds" % secs, "--timeout", "%ds" % max(1, int(
@@ -216,7 +224,8 @@ def browser(tb, port, uri, rate, seconds, timeout=5, pages=None,
     return normalize("browser", json.loads(out))
 
 
-FUNCS = {"open": open_loop, "keepalive": keepalive, "h2": h2,
+FUNCS = {"open": open_loop, "keepalive": keepalive, "closed": keepalive,
+         "h2": h2,
          "retry": retry, "browser": browser}
 
 
@@ -373,7 +382,7 @@ def normalize(model, raw, scheduled=None):
         out["sent"] = raw.get("requests", 0.0)
         out["offered"] = float(scheduled or out["sent"])
         out["good"] = out["s2xx"]
-    elif model == "keepalive":
+    elif model in ("keepalive", "closed"):
         out["connrefused"] = raw["connect"]
         out["connreset"] = raw["read"] + raw["write"]
         out["client_timo"] = raw["timeout"]
@@ -475,6 +484,8 @@ def run_segments(model, tb, port, uri, segments, timeout, opts=None):
 
     def one(i, start, secs, rate):
         kw = dict(opts)
+        if model == "closed":
+            kw["saturate"] = rate >= top
         if model == "browser":
             rate = rate / weight
             if kw.get("browsers"):
