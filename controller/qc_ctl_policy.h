@@ -24,7 +24,7 @@
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
 #define QC_CTL_GROWING 3
-#define QC_CTL_FALLING 0.95
+#define QC_CTL_FALLING 0.8
 #define QC_CTL_WAITING_LEAST 0.05
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, "When a 503 may
