@@ -68,12 +68,20 @@ static int qc_relieved(const qc_relief_t *rl, const qc_relief_in_t *in)
                && in->queue < 0.75 * rl->q0);
 }
 
+/* Half of `rej` refusals/s stands out of the arrivals' own moves from
+ * period to period (a full accept queue passes them on in bursts). */
+static int qc_relief_above_noise(const qc_relief_t *rl, double rej)
+{
+    return 0.5 * rej >= QC_RELIEF_NOISE * rl->noise;
+}
+
 /* The arrivals up by half of what is refused since the last period
  * that refused nothing, or the waiting work growing: a test tells
  * which (the first stops when refusing does, the second does not). */
 static int qc_refilled(const qc_relief_t *rl, const qc_relief_in_t *in)
 {
-    return (rl->r0 >= 0.0 && in->r - rl->r0 >= 0.5 * in->r_rej)
+    return (rl->r0 >= 0.0 && in->r - rl->r0 >= 0.5 * in->r_rej
+            && qc_relief_above_noise(rl, in->r_rej))
            || (in->queue >= 0.0
                && in->queue > fmax(1.25 * rl->q0, QC_RELIEF_QUEUE));
 }
@@ -92,8 +100,17 @@ static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
         qc_relief_to(rl, QC_RELIEF_OPEN, in);
     }
     else if (rl->seconds >= QC_RELIEF_STILL_SECONDS - 1e-9
-             && !rl->relief && !rl->refill) {
-        qc_relief_bar(rl, "no-relief", in);
+             && !rl->relief) {
+        if (rl->refill || in->queue >= QC_RELIEF_BACKLOGGED) {
+            /* Refill seen once, or queues already full that show
+             * neither: what stopping does tells. */
+            rl->r_test = in->r;
+            rl->rej_test = in->r_rej;
+            qc_relief_to(rl, QC_RELIEF_TEST, in);
+        }
+        else {
+            qc_relief_bar(rl, "no-relief", in);
+        }
     }
 }
 
@@ -105,8 +122,10 @@ static void qc_relief_open(qc_relief_t *rl, const qc_relief_in_t *in)
         rl->u0 = in->u;
         return;
     }
+    /* A queue of q seconds takes about that long to show it drains. */
     rl->seconds += in->period;
-    if (rl->seconds >= QC_RELIEF_STILL_SECONDS - 1e-9) {
+    if (rl->seconds >= fmax(QC_RELIEF_STILL_SECONDS, 2.0 * rl->q0)
+                       - 1e-9) {
         qc_relief_bar(rl, "no-relief", in);
     }
 }
@@ -128,7 +147,8 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
     switch (rl->state) {
     case QC_RELIEF_TEST:
         /* The period just read refused nothing. */
-        if (in->r <= rl->r_test - 0.5 * rl->rej_test) {
+        if (in->r <= rl->r_test - 0.5 * rl->rej_test
+            && qc_relief_above_noise(rl, rl->rej_test)) {
             qc_relief_bar(rl, "refill", in);
         }
         else {
@@ -142,8 +162,17 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
         }
         break;
     default:
+        rl->idle = refusing ? 0 : rl->idle + 1;
         if (!refusing) {
-            qc_relief_to(rl, QC_RELIEF_FREE, in);
+            /* A few refusals a period come in bursts: a probe or an
+             * open state ends after QC_RELIEF_PERIODS refusing none. */
+            if (rl->state == QC_RELIEF_FREE
+                || rl->idle >= QC_RELIEF_PERIODS) {
+                qc_relief_to(rl, QC_RELIEF_FREE, in);
+            }
+            else if (rl->state == QC_RELIEF_PROBE) {
+                rl->seconds += in->period;
+            }
         }
         else if (rl->state == QC_RELIEF_OPEN) {
             qc_relief_open(rl, in);
@@ -156,6 +185,10 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
         }
     }
     if (!refusing) {
+        if (rl->r0 >= 0.0) {
+            rl->noise += QC_RELIEF_NOISE_WEIGHT
+                         * (fabs(in->r - rl->r0) - rl->noise);
+        }
         rl->r0 = in->r;
     }
     return qc_relief_allowed(rl);

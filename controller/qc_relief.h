@@ -15,19 +15,23 @@
  *          a 503, take each refusal's place), or the waiting work
  *          growing by a quarter (more than the lowest tree carries,
  *          or the same refill), two periods in a row: TEST.  Neither
- *          after QC_RELIEF_STILL_SECONDS: BARRED.
+ *          after QC_RELIEF_STILL_SECONDS: BARRED, or TEST where
+ *          QC_RELIEF_BACKLOGGED seconds of work wait (queues already
+ *          full grow no more: a load past the lowest tree).
  *  TEST    one period refusing nothing.  The arrivals fall by half of
  *          what was refused: they were the refused coming back,
  *          BARRED; else the load is open (clients that go away when
  *          refused): OPEN.
- *  OPEN    refusing relieves: the loops refuse what they need.  Half
- *          or more refused with no relief for QC_RELIEF_STILL_SECONDS
- *          (the load is not the requests'): BARRED.
+ *  OPEN    refusing relieves, or the load is open: the loops refuse
+ *          what they need.  Half
+ *          or more refused with no relief for QC_RELIEF_STILL_SECONDS,
+ *          or twice the seconds of work then waiting if more (the load
+ *          is not the requests'): BARRED.
  *  BARRED  no refusing for QC_RELIEF_FIRST seconds, twice as long each
  *          time in a row up to QC_RELIEF_MOST; QC_RELIEF_CALM seconds
  *          below the bound forget them.  Then FREE.
- * Any state but BARRED and TEST goes back to FREE when nothing is
- * refused.
+ * PROBE and OPEN go back to FREE after QC_RELIEF_PERIODS periods in a
+ * row refusing nothing.
  *
  * Pure: no I/O, state owned by the caller.
  */
@@ -42,6 +46,12 @@
 #define QC_RELIEF_PROBE_SHARE 0.05
 /* Seconds of waiting work below which a growing queue is noise. */
 #define QC_RELIEF_QUEUE 0.05
+#define QC_RELIEF_BACKLOGGED 0.5
+/* Refill and the test count only where half of what is refused is this
+ * many times the arrivals' mean move between periods refusing nothing
+ * (a moving average of this weight). */
+#define QC_RELIEF_NOISE 2.0
+#define QC_RELIEF_NOISE_WEIGHT 0.2
 /* A fall of the reading past a saturated sensor's noise. */
 #define QC_RELIEF_FALL 0.04
 /* Periods in a row that show relief, or refill; the least share of
@@ -49,7 +59,7 @@
  * period to count as refusing. */
 #define QC_RELIEF_PERIODS 2
 #define QC_RELIEF_SHARE 0.02
-#define QC_RELIEF_LEAST 3.0
+#define QC_RELIEF_LEAST 1.0
 
 typedef enum {
     QC_RELIEF_FREE,
@@ -63,9 +73,11 @@ typedef struct {
     qc_relief_state_t state;
     unsigned relief;    /* periods in a row with relief */
     unsigned refill;    /* periods in a row with refill */
+    unsigned idle;      /* periods in a row refusing none */
     double seconds;     /* in PROBE; in OPEN, refusing half, no relief */
     double q0, u0;      /* the waiting work and reading then */
     double r0;          /* arrivals/s of the last period refusing none */
+    double noise;       /* their mean move between such periods */
     double r_test, rej_test;    /* arrivals and refusals before TEST */
     double hold;        /* seconds left of the bar */
     double next;        /* the next bar's length */

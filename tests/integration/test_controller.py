@@ -699,7 +699,9 @@ def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
     from the bytes measured, and the link is no longer saturated."""
     tb = slowbed
     a, status = shaped_apache(tb, "10M")
-    result, _, rows = shaped_run(tb, a, status, 300)
+    # 20 s: refusing is probed for 2-3 s before it opens (doc/control.md,
+    # "Refusing"), and 4 MB of queue then drain at 10 Mbit/s.
+    result, _, rows = shaped_run(tb, a, status, 300, seconds=20)
     busy = [r for r in rows if r["R"] > 0]
     first = next((i for i, r in enumerate(busy) if r["R_rej"] > 0), None)
     period = T

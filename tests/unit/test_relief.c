@@ -98,6 +98,23 @@ START_TEST(test_probe_without_relief_is_barred)
 }
 END_TEST
 
+/* The same with the queues full (a load past the lowest tree, whose
+ * queues grow no more): what stopping does tells, and arrivals that do
+ * not fall open refusing. */
+START_TEST(test_probe_on_full_queues_is_tested)
+{
+    qc_relief_t rl;
+
+    qc_relief_init(&rl);
+    feed(&rl, 1.0, 300.0, 0.0, 2.0);
+    ck_assert(feed(&rl, 1.0, 300.0, 15.0, 2.0) == QC_RELIEF_PROBE_SHARE);
+    ck_assert(feed(&rl, 1.0, 300.0, 15.0, 2.0) == 0.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_TEST);
+    ck_assert(feed(&rl, 1.0, 300.0, 0.0, 2.0) == 1.0);
+    ck_assert_int_eq(rl.bars, 0);
+}
+END_TEST
+
 /* Refusing half or more once open, with the reading full and the queue
  * not draining: barred after QC_RELIEF_STILL_SECONDS. */
 START_TEST(test_open_without_relief_is_barred)
@@ -139,6 +156,7 @@ int main(void)
     tcase_add_test(tc, test_arrivals_that_stay_are_open);
     tcase_add_test(tc, test_draining_queue_is_relief);
     tcase_add_test(tc, test_probe_without_relief_is_barred);
+    tcase_add_test(tc, test_probe_on_full_queues_is_tested);
     tcase_add_test(tc, test_open_without_relief_is_barred);
     tcase_add_test(tc, test_calm_forgets);
     suite_add_tcase(s, tc);
