@@ -184,6 +184,42 @@ int qc_level_vote(qc_vote_t *v, double n)
     return 0;
 }
 
+/* Whether the balance runs at m_fx against share_fx (see qc_level.h). */
+static int balanced(unsigned m_fx, unsigned share_fx, unsigned M)
+{
+    unsigned whole = m_fx / QC_LEVEL_ONE;
+
+    return whole > 0 && whole < clamp_trees(M) && m_fx % QC_LEVEL_ONE != 0
+           && share_fx / QC_LEVEL_ONE == whole;
+}
+
+void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
+                  unsigned level, qc_balance_add_fn add, void *ctx)
+{
+    int64_t f = (int64_t)(share_fx % QC_LEVEL_ONE);
+
+    if (balanced(m_fx, share_fx, M)) {
+        add(ctx, level > m_fx / QC_LEVEL_ONE ? f - (int64_t)QC_LEVEL_ONE
+                                             : f);
+    }
+}
+
+int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
+                   unsigned level)
+{
+    unsigned whole = m_fx / QC_LEVEL_ONE;
+    unsigned moved = m_fx > m0_fx ? m_fx - m0_fx : m0_fx - m_fx;
+
+    if (whole == 0 || m_fx >= clamp_trees(M) * QC_LEVEL_ONE
+        || moved > QC_KEEP_FX) {
+        return 0;
+    }
+    if (m_fx % QC_LEVEL_ONE == 0) {
+        return level == whole;
+    }
+    return level == whole || level == whole + 1;
+}
+
 unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
                                 unsigned M, double n, int spread,
                                 uint32_t seq, qc_balance_add_fn add,
@@ -192,8 +228,7 @@ unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
     unsigned whole = m_fx / QC_LEVEL_ONE, level;
     int64_t f = (int64_t)(share_fx % QC_LEVEL_ONE);
 
-    if (whole == 0 || whole >= clamp_trees(M) || m_fx % QC_LEVEL_ONE == 0
-        || share_fx / QC_LEVEL_ONE != whole) {
+    if (!balanced(m_fx, share_fx, M)) {
         return qc_level_pick_request(m_fx, M, n, spread, seq);
     }
     if (spread) {
@@ -206,7 +241,7 @@ unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
         return whole + 1;
     }
     level = qc_level_pick_fx(m_fx, M, n);
-    add(ctx, level > whole ? f - (int64_t)QC_LEVEL_ONE : f);
+    qc_level_pay(m_fx, share_fx, M, level, add, ctx);
     return level;
 }
 

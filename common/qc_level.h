@@ -135,6 +135,30 @@ unsigned qc_level_pick_balanced(unsigned m_fx, unsigned share_fx,
                                 uint32_t seq, qc_balance_add_fn add,
                                 void *ctx);
 
+/*
+ * What a request sent to level pays the balance (qc_level_pick_balanced),
+ * for one whose tree was not picked there: a keep-alive connection's
+ * kept tree.  Nothing where the balance does not run.
+ */
+void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
+                  unsigned level, qc_balance_add_fn add, void *ctx);
+
+/*
+ * Whether a client's keep-alive connection keeps the tree (level) it was
+ * given at m0_fx, now that the level is m_fx: while m moves no more than
+ * QC_KEEP_FX from m0 and the tree is one of the two around m (at an
+ * integral m, the one tree), so that a page's objects come from one
+ * tree however its requests fall against the balance, the surge guard
+ * and the level's small moves; never below m = 1, where each request
+ * draws (a refused client's retry has anyone's odds), nor at the top.
+ * A move past QC_KEEP_FX picks afresh: what a kept connection holds
+ * back from the loop is at most that much of a tree.
+ */
+#define QC_KEEP_FX (QC_LEVEL_ONE / 10)
+
+int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
+                   unsigned level);
+
 /* m <-> fixed point, rounded to nearest, clamped to [0, M], NaN -> M. */
 unsigned qc_level_to_fx(double m, unsigned M);
 double qc_level_from_fx(unsigned m_fx);

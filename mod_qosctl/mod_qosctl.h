@@ -109,6 +109,7 @@ typedef struct {
     int rejected;               /* answered 503 by the actuator */
     int counted;                /* arrival already counted */
     int surged;                 /* sent to the lowest tree by the guard */
+    int kept;                   /* its connection's tree (qc_level_keeps) */
 } qc_request_t;
 
 /* The module-wide runtime state, valid after post_config. */

@@ -219,7 +219,7 @@ static int64_t qc_balance_add(void *ctx, int64_t delta)
 static QC_RARE unsigned qc_pick(const qc_server_conf *c,
                                 qc_class_shm_t *cs, apr_uint32_t m_fx,
                                 double n, unsigned bucket,
-                                apr_uint32_t seq)
+                                apr_uint32_t seq, int kept)
 {
     apr_uint64_t mask;
     int heavy, spread;
@@ -233,6 +233,11 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
      * for is split.  Every request votes, so that the vote is made when
      * the controller marks the bucket. */
     heavy = qc_level_vote(qc_vote_of(c, cs, bucket), n);
+    if (kept >= 0) {
+        qc_level_pay(m_fx, qc_load32(&cs->loop_fx), c->levels,
+                     (unsigned)kept, qc_balance_add, (void *)&cs->balance);
+        return (unsigned)kept;
+    }
     mask = qc_load64(&cs->spread_mask);
     if (mask == ~(apr_uint64_t)0) {
         /* "Everyone, until counted" is for a loop leaving the top
@@ -246,6 +251,59 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
     return qc_level_pick_balanced(m_fx, qc_load32(&cs->loop_fx), c->levels,
                                   n, spread, seq, qc_balance_add,
                                   (void *)&cs->balance);
+}
+
+/*
+ * The tree a client's keep-alive connection was given, and at which
+ * level, so that the next request of the page keeps it while
+ * qc_level_keeps says so.  In the connection's pool, made by the first
+ * request decided below the top; none for HTTP/2's streams, which share
+ * a connection across threads (a client's streams keep its tree by its
+ * hash).
+ */
+typedef struct {
+    const qc_slot_t *slot;
+    double n;
+    apr_uint32_t m0_fx;
+    unsigned cls;
+    unsigned level;
+} qc_kept_t;
+
+static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
+                         const qc_request_t *rq, double n,
+                         apr_uint32_t m_fx)
+{
+    const qc_kept_t *k = ap_get_module_config(r->connection->conn_config,
+                                              &qosctl_module);
+
+    if (k && k->slot == c->slot && k->cls == (unsigned)rq->cls
+        && k->n == n && qc_level_keeps(k->m0_fx, m_fx, c->levels,
+                                       k->level)) {
+        return (int)k->level;
+    }
+    return -1;
+}
+
+static void qc_keep_level(request_rec *r, const qc_server_conf *c,
+                          const qc_request_t *rq, double n,
+                          apr_uint32_t m_fx)
+{
+    conn_rec *conn = r->connection;
+    qc_kept_t *k;
+
+    if (conn->master || rq->kept) {
+        return;
+    }
+    k = ap_get_module_config(conn->conn_config, &qosctl_module);
+    if (!k) {
+        k = apr_palloc(conn->pool, sizeof(*k));
+        ap_set_module_config(conn->conn_config, &qosctl_module, k);
+    }
+    k->slot = c->slot;
+    k->n = n;
+    k->m0_fx = m_fx;
+    k->cls = (unsigned)rq->cls;
+    k->level = rq->level;
 }
 
 static qc_request_t *qc_note_new(request_rec *r)
@@ -296,7 +354,8 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
                            rq->cls == QC_CLASS_PREMIUM ? "premium"
                                                        : "basic",
                            c->fixed_set ? " fixed"
-                           : rq->surged ? " surge" : "");
+                           : rq->surged ? " surge"
+                           : rq->kept ? " kept" : "");
     }
     apr_table_setn(r->notes, "qosctl", why);
     if (c->reason_header == 1) {
@@ -349,9 +408,9 @@ int qc_decide(request_rec *r)
     qc_request_t *rq;
     request_rec *first;
     apr_uint32_t m_fx;
-    double n;
+    double n = 0.0;
     unsigned bucket;
-    int fail_open = 0;
+    int fail_open = 0, kept;
 
     if (!qc_rt.shm) {
         return DECLINED;
@@ -401,16 +460,21 @@ int qc_decide(request_rec *r)
     else {
         n = qc_client_hash(r);
         bucket = qc_hash_bucket(n);
+        kept = qc_kept_level(r, c, rq, n, m_fx);
+        rq->kept = kept >= 0;
         /* The count before this request numbers the bucket's requests
          * across every thread and process: the draws of one heavy key
          * follow one sequence, so its full-quality replies come evenly
          * spaced, not in the clumps that queue a link. */
         rq->level = qc_pick(c, cs, m_fx, n, bucket,
                             (apr_uint32_t)qc_add64(
-                                &cs->bucket_arrived[bucket], 1));
+                                &cs->bucket_arrived[bucket], 1), kept);
     }
-    if (!c->fixed_set && !fail_open) {
+    if (!c->fixed_set && !fail_open && !rq->kept) {
         qc_surge_guard(r, c, rq);
+    }
+    if (m_fx < c->top_fx) {
+        qc_keep_level(r, c, rq, n, m_fx);
     }
     qc_count_arrival(c, rq, rq->level);
     qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);

@@ -187,6 +187,37 @@ def test_pinned_level_moves_no_client(server_factory, nat):
         assert 0.3 <= nat_trees.count(b"full\n") / len(nat_trees) <= 0.7
 
 
+def test_a_connection_keeps_its_tree_where_its_key_is_split(server_factory):
+    """Issue 34, browser pages: one NAT address whose requests are split
+    between the trees at QosCtlFixedLevel 1.5 (its bucket marked heavy)
+    still gets every request of one keep-alive connection from one tree,
+    as a browser's page needs; the connections, not the requests, carry
+    the count, so about half of them are on the full tree."""
+    nat = "10.77.0.1"
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n"
+                       "QosCtlPeriod 0.25\n").start()
+    deadline = time.time() + 30
+    basic = None
+    while time.time() < deadline:
+        fetch_all(s, with_nat([keyed(-i) for i in range(1, 301)], nat, 2))
+        basic = published(s)
+        if basic and basic["spread_buckets"] >= 1:
+            break
+    assert basic and basic["spread_buckets"] >= 1, basic
+    # Split request by request on new connections...
+    single = [fetch_all(s, [("/x.txt", nat)])[0][2] for _ in range(40)]
+    assert 10 <= single.count(b"full\n") <= 30, single
+    # ...and one tree a connection, half of the connections on each.
+    pages = [fetch_all(s, [("/x.txt", nat)] * 11) for _ in range(40)]
+    assert all(r[0] == 200 for page in pages for r in page)
+    mixed = sum(1 for page in pages if len({r[2] for r in page}) > 1)
+    full = sum(1 for page in pages if page[0][2] == b"full\n")
+    print("NAT at 1.5: %d of 40 new connections full; %d of 40 keep-alive "
+          "pages mixed, %d full" % (single.count(b"full\n"), mixed, full))
+    assert mixed == 0, mixed
+    assert 10 <= full <= 30, full
+
+
 class CgroupPlant:
     """A resource the controller reads as a cgroup v2 group of one CPU
     (QosCtlResource cgroup): cpu.stat's usage_usec grows by what each

@@ -644,6 +644,83 @@ START_TEST(balance_keeps_the_count)
 }
 END_TEST
 
+START_TEST(keep_while_the_level_holds)
+{
+    /*
+     * A connection keeps its tree while m stays within a tenth of a tree
+     * of where it was given and the tree is one of the two around m;
+     * never below 1, at the top, or at an integral m of another tree.
+     */
+    unsigned m0 = qc_level_to_fx(1.43, 3);
+
+    ck_assert(qc_level_keeps(m0, m0, 3, 1));
+    ck_assert(qc_level_keeps(m0, m0, 3, 2));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 3));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 0));
+    ck_assert(qc_level_keeps(m0, m0 + QC_KEEP_FX, 3, 2));
+    ck_assert(qc_level_keeps(m0, m0 - QC_KEEP_FX, 3, 1));
+    ck_assert(!qc_level_keeps(m0, m0 + QC_KEEP_FX + 1, 3, 2));
+    ck_assert(!qc_level_keeps(m0, m0 - QC_KEEP_FX - 1, 3, 1));
+    /* a move across an integer, within the tenth: the tree must be
+     * one of the two around the new m */
+    ck_assert(qc_level_keeps(qc_level_to_fx(1.97, 3),
+                             qc_level_to_fx(2.03, 3), 3, 2));
+    ck_assert(!qc_level_keeps(qc_level_to_fx(1.97, 3),
+                              qc_level_to_fx(2.03, 3), 3, 1));
+    ck_assert(qc_level_keeps(qc_level_to_fx(1.97, 3),
+                             qc_level_to_fx(2.0, 3), 3, 2));
+    ck_assert(!qc_level_keeps(qc_level_to_fx(1.97, 3),
+                              qc_level_to_fx(2.0, 3), 3, 1));
+    /* the relief bar's "lowest tree" is m = 1 exactly: nothing above */
+    ck_assert(!qc_level_keeps(qc_level_to_fx(1.05, 2),
+                              qc_level_to_fx(1.0, 2), 2, 2));
+    ck_assert(!qc_level_keeps(qc_level_to_fx(0.95, 2),
+                              qc_level_to_fx(0.95, 2), 2, 1));
+    ck_assert(!qc_level_keeps(qc_level_to_fx(1.95, 2),
+                              qc_level_to_fx(2.0, 2), 2, 2));
+}
+END_TEST
+
+START_TEST(kept_connections_pay_the_balance)
+{
+    /*
+     * One address (a NAT) whose browsers each keep a connection: the
+     * first request of each picks from the balance, the rest keep that
+     * tree and pay for it, so the count served from the upper tree
+     * still follows the share, within one connection's requests.
+     */
+    unsigned m_fx = qc_level_to_fx(1.3, 2), share_fx = m_fx;
+    double n = 0.77;            /* far above F: its hash alone says 1 */
+    int64_t balance = 0;
+    unsigned conn, k, up = 0, total = 0;
+
+    for (conn = 1; conn <= 200; conn++) {
+        unsigned lv = qc_level_pick_balanced(m_fx, share_fx, 2, n, 1, conn,
+                                             qc_test_balance_add,
+                                             &balance);
+
+        for (k = 0; k < 11; k++) {
+            if (k > 0) {
+                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv));
+                qc_level_pay(m_fx, share_fx, 2, lv, qc_test_balance_add,
+                             &balance);
+            }
+            up += lv == 2;
+            total++;
+        }
+        ck_assert_msg(fabs(up - 0.3 * total) <= 11.0, "%u up of %u", up,
+                      total);
+    }
+    /* where the balance does not run, paying leaves it alone */
+    balance = 0;
+    qc_level_pay(qc_level_to_fx(0.5, 2), qc_level_to_fx(0.5, 2), 2, 1,
+                 qc_test_balance_add, &balance);
+    qc_level_pay(m_fx, qc_level_to_fx(0.9, 2), 2, 2, qc_test_balance_add,
+                 &balance);
+    ck_assert_int_eq(balance, 0);
+}
+END_TEST
+
 START_TEST(spread_short_runs)
 {
     /*
@@ -1114,6 +1191,8 @@ static Suite *level_suite(void)
     tcase_add_test(tc, request_rule_follows_the_hash);
     tcase_add_test(tc, vote_finds_the_heavy_key);
     tcase_add_test(tc, balance_keeps_the_count);
+    tcase_add_test(tc, keep_while_the_level_holds);
+    tcase_add_test(tc, kept_connections_pay_the_balance);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("crowds");
