@@ -149,32 +149,33 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)apr_time_now());
 }
 
-void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
-                 apr_int64_t now_us)
-{
-    ctl->u_measured = u_measured;
-    qc_ctl_sense(ctl, dt);
-    qc_ctl_update_model(ctl);
-    qc_ctl_add_queued(ctl, queued, dt);
-    qc_ctl_policy(ctl);
-    qc_ctl_capacity_period(ctl, dt);
-    ctl->prev_u = u_measured;
-    ctl->periods++;
-    qc_ctl_log_period(ctl, now_us);
-    ctl->valved_last = ctl->valved;
-    ctl->valved = 0;
-    qc_ctl_save_state(ctl);
-    qc_ctl_publish(ctl, now_us);
-}
-
-void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s)
+/* The link's backlog in seconds of its time, < 0 unknown. */
+static void qc_ctl_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s)
 {
     int known = bytes >= 0.0 && bytes_per_s > 0.0;
 
     ctl->prev_sent_backlog = ctl->sent_backlog;
-
     ctl->sent_backlog = known ? bytes / bytes_per_s : -1.0;
     ctl->link_bps = known ? bytes_per_s : -1.0;
+}
+
+void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
+{
+    qc_ctl_link_queue(ctl, in.sendq_bytes, in.link_bps);
+    qc_ctl_rescale(ctl, in.rescale);
+    ctl->u_measured = in.u;
+    qc_ctl_sense(ctl, in.dt);
+    qc_ctl_update_model(ctl);
+    qc_ctl_add_queued(ctl, in.queued, in.dt);
+    qc_ctl_policy(ctl);
+    qc_ctl_capacity_period(ctl, in.dt);
+    ctl->prev_u = in.u;
+    ctl->periods++;
+    qc_ctl_log_period(ctl, in.now_us);
+    ctl->valved_last = ctl->valved;
+    ctl->valved = 0;
+    qc_ctl_save_state(ctl);
+    qc_ctl_publish(ctl, in.now_us);
 }
 
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)

@@ -147,7 +147,7 @@ typedef struct {
     double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
-    /* The link's measured backlog (qc_ctl_set_link_queue), seconds of
+    /* The link's measured backlog (the input's sendq_bytes), seconds of
      * its time, < 0 unknown; and what it showed (qc_overflow.h). */
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
@@ -201,33 +201,46 @@ typedef struct {
 void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p);
 
 /*
- * One period: dt seconds since the last, u_measured the sensors'
- * reading (< 0: unknown), queued the connections in httpd's accept
- * queues (qc_backlog_read; < 0: unknown), now_us the wall clock (the
- * heartbeat).
+ * What one period reads of the world, all of it: a step is a function
+ * of this and the controller's state.
  */
-void qc_ctl_step(qc_ctl_t *ctl, double dt, double u_measured, long queued,
-                 apr_int64_t now_us);
+typedef struct {
+    double dt;                  /* seconds since the last step */
+    double u;                   /* the sensors' reading, < 0 unknown */
+    long queued;                /* httpd's accept queues (qc_backlog_read),
+                                 * < 0 unknown */
+    /* The bytes the link has yet to send (qc_backlog_read_sendq) and the
+     * bytes/s it sends now; < 0 unknown, as when the resource is no
+     * link.  A queue that does not drain while everyone is at the lowest
+     * tree shows a load that tree cannot carry (doc/control.md,
+     * "Overflow on a link"). */
+    double sendq_bytes, link_bps;
+    /* The resource's capacity changed by 1/rescale since the last step
+     * (qc_sensors_rescale: a shaper turned down to a quarter, 4); 1 when
+     * it did not. */
+    double rescale;
+    apr_int64_t now_us;         /* the wall clock, for the heartbeat */
+} qc_ctl_input_t;
 
-/*
- * Before a step: the bytes the link has yet to send (qc_backlog_read_sendq;
- * < 0: unknown, as when the resource is no link) and the bytes/s it
- * sends now.  A queue that does not drain while everyone is at the
- * lowest tree shows a load that tree cannot carry (doc/control.md,
- * "Overflow on a link").
- */
-void qc_ctl_set_link_queue(qc_ctl_t *ctl, double bytes, double bytes_per_s);
+/* An input with no link queue and no change of capacity. */
+static APR_INLINE qc_ctl_input_t qc_ctl_input(double dt, double u,
+                                              long queued,
+                                              apr_int64_t now_us)
+{
+    qc_ctl_input_t in;
 
-/*
- * The resource's capacity changed by 1/s (qc_sensors_rescale: a shaper
- * turned down to a quarter, s = 4): the model's costs and background,
- * the readings kept and the load decided are s times what they were,
- * the capacity estimates 1/s times, and no level is known to saturate.
- * Unscaled, the fit took the jump of every reading at unchanged
- * arrivals for background load (bench/cluster's cut of a backend from
- * 100 to 25 Mbit/s: d 0.81, the costs 0, for 20 periods).
- */
-void qc_ctl_rescale(qc_ctl_t *ctl, double s);
+    in.dt = dt;
+    in.u = u;
+    in.queued = queued;
+    in.sendq_bytes = -1.0;
+    in.link_bps = -1.0;
+    in.rescale = 1.0;
+    in.now_us = now_us;
+    return in;
+}
+
+/* One period. */
+void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in);
 
 /*
  * One tick within a period: dt seconds since the last tick, u_tick the

@@ -71,22 +71,18 @@ static long qc_capacity_read(qc_ctl_t *ctl, double dt, qc_netstat_t *prev)
 
 /*
  * What the link has yet to send (the send queues of httpd's
- * connections, bytes) and the bytes/s it sends now, as
- * qc_ctl_set_link_queue takes them.  Only where the link is the one
- * resource: with others the utilization read may be theirs.
+ * connections, bytes) and the bytes/s it sends now, into the period's
+ * input.  Only where the link is the one resource: with others the
+ * utilization read may be theirs.
  */
-static void qc_link_queue(qc_ctl_t *ctl)
+static void qc_link_queue(qc_ctl_config_t *cfg, qc_ctl_input_t *in)
 {
-    qc_ctl_config_t *cfg = ctl->cfg;
     const qc_sensor_t *s = &cfg->sensors[0];
 
-    if (cfg->nsensors != 1 || !(s->bits_per_s > 0.0)
-        || !(s->cap_now > 0.0)) {
-        qc_ctl_set_link_queue(ctl, -1.0, -1.0);
-        return;
+    if (cfg->nsensors == 1 && s->bits_per_s > 0.0 && s->cap_now > 0.0) {
+        in->sendq_bytes = (double)qc_backlog_read_sendq(&cfg->backlog);
+        in->link_bps = s->cap_now / 8.0;
     }
-    qc_ctl_set_link_queue(ctl, (double)qc_backlog_read_sendq(&cfg->backlog),
-                          s->cap_now / 8.0);
 }
 
 /*
@@ -112,7 +108,8 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
     qc_sensors_max(fast, cfg->nsensors, last);
     while (!*stop) {
         struct timespec ts;
-        double now, cpu0, u;
+        double now, cpu0;
+        qc_ctl_input_t in;
 
         next += tick_len;
         ts.tv_sec = (time_t)next;
@@ -140,11 +137,12 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         qc_ctl_tick(ctl, now - last_tick,
                     qc_sensors_max(fast, cfg->nsensors, now));
         last_tick = now;
-        qc_link_queue(ctl);
-        u = qc_sensors_max(cfg->sensors, cfg->nsensors, now);
-        qc_ctl_rescale(ctl, qc_sensors_rescale(cfg->sensors,
-                                               cfg->nsensors));
-        qc_ctl_step(ctl, now - last, u, queued, apr_time_now());
+        in = qc_ctl_input(now - last,
+                          qc_sensors_max(cfg->sensors, cfg->nsensors, now),
+                          queued, apr_time_now());
+        qc_link_queue(cfg, &in);
+        in.rescale = qc_sensors_rescale(cfg->sensors, cfg->nsensors);
+        qc_ctl_step(ctl, in);
         last = now;
         qc_power_publish(cfg, now);
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)

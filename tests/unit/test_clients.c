@@ -19,6 +19,7 @@
 #include "apr_general.h"
 
 #include "qc_test.h"
+#include "qc_test_ctl.h"
 #include "cpu_plant.h"
 #include "qc_level.h"
 
@@ -72,7 +73,7 @@ static run_t controlled(cpu_plant_t pl, double prior, double bg,
     for (period = -5; period < 0; period++) {
         double u = cpu_period(&light, cs);
 
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
     }
     rej0 = (double)cs->level_arrived[0];
     for (period = 0; period < PERIODS; period++) {
@@ -85,7 +86,7 @@ static run_t controlled(cpu_plant_t pl, double prior, double bg,
         arrived += (double)(cs->level_arrived[0] + cs->level_arrived[1]
                             + cs->level_arrived[2] - before);
         out.good += pl.good / PERIODS;
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
         out.modes |= 1u << g.ctl.be_mode;
         out.relief |= 1u << g.ctl.relief.state;
         out.last = g.ctl.be_mode;

@@ -16,6 +16,8 @@
 #include "apr_atomic.h"
 
 #include "qc_test.h"
+#include "qc_test_ctl.h"
+#include "qc_ctl_private.h"
 #include "qc_controller.h"
 #include "qc_surge.h"
 
@@ -135,7 +137,7 @@ START_TEST(test_step_isolation_and_pinning)
             + plant_period(&q->slots[1].cls[QC_CLASS_BASIC], &v1, 2, 1.0);
         /* vary the load a little so the model can be learned */
         be.r = 2000.0 + 300.0 * sin(period * 0.7);
-        qc_ctl_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
+        qc_test_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
         if (period > 40) {
             tail += u / 40.0;
         }
@@ -291,7 +293,7 @@ START_TEST(test_pinned_level_is_corrected_and_resumed)
         }
         cs->level_arrived[1] += 800;
         cs->level_arrived[2] += 800;
-        qc_ctl_step(&ctl, 1.0, 0.3, -1, (apr_int64_t)i * 1000000);
+        qc_test_step(&ctl, 1.0, 0.3, -1, (apr_int64_t)i * 1000000);
     }
     ck_assert_uint_eq(cs->loop_fx, qc_level_to_fx(1.5, 2));
     ck_assert_msg(fabs(qc_level_from_fx(cs->level_fx) - 1.3125) < 1e-3,
@@ -479,7 +481,7 @@ START_TEST(test_step_on_a_queued_link)
             be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
         }
         uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
-        qc_ctl_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k + 10) * 1000000);
+        qc_test_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k + 10) * 1000000);
         if (k >= 0) {
             u[k] = uk;
         }
@@ -564,7 +566,7 @@ static double lq_step_run(int from, int to, double prior, double wrong_d,
         }
         uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
         uk = jittered(uk, &seed, amp, &prev);
-        qc_ctl_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k - from) * 1000000);
+        qc_test_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k - from) * 1000000);
         if (k >= to - 20) {
             tail += uk / 20.0;
         }
@@ -693,7 +695,7 @@ static double lq_tick_run(int ticks, int from, double prior, double *tail,
             }
             worst = fmax(worst, lq_left(&lq));
         }
-        qc_ctl_step(ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
+        qc_test_step(ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
         lq_guard_t = 0.0;
         if (p >= 20) {
             *tail += u / 10.0;
@@ -725,6 +727,7 @@ static double lq_refusal_run(double load, double prior, double amp,
     plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 8192.0, 65536.0 } };
     qc_shm_t *q = make_shm(1);
     double tail = 0.0, prev = 0.0;
+    qc_ctl_input_t in;
     int p, t;
 
     memset(&lq, 0, sizeof(lq));
@@ -751,10 +754,12 @@ static double lq_refusal_run(double load, double prior, double amp,
             u += ut / 10.0;
             qc_ctl_tick(&ctl, 0.1, ut);
         }
+        in = qc_ctl_input(1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
         if (measured) {
-            qc_ctl_set_link_queue(&ctl, lq_left(&lq) / TRUE_B, 1.0 / TRUE_B);
+            in.sendq_bytes = lq_left(&lq) / TRUE_B;
+            in.link_bps = 1.0 / TRUE_B;
         }
-        qc_ctl_step(&ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
+        qc_ctl_step(&ctl, in);
         if (p >= 30) {
             tail += u / 10.0;
         }
@@ -780,7 +785,7 @@ static double lq_refusal_run(double load, double prior, double amp,
  * still happens: from the 13th to the 22nd period with the backlog
  * modelled, and the link then held anywhere from 0.69 to 1.0; by the
  * 8th where the link's queue is measured (the sum of the connections'
- * send queues: qc_ctl_set_link_queue), and then at the bound whatever
+ * send queues: the input's sendq_bytes), and then at the bound whatever
  * the prior (the level from the measured bytes: doc/control.md,
  * "Overflow on a link").
  */
@@ -1039,7 +1044,7 @@ START_TEST(test_differentiation_without_best_effort)
         /* basic rises to 1.6 times what the link holds at the bound */
         basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
         u = shop_period(q, &prem, &basic);
-        qc_ctl_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
+        qc_test_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
         if (period > 40) {
             tail += u / 20.0;
         }
@@ -1080,7 +1085,7 @@ START_TEST(test_saturating_background_holds_every_class)
         prem.r = idle ? 0.0 : 100.0;
         basic.r = idle ? 0.0 : 4000.0 + 100 * sin(period);
         u = shop_period(q, &prem, &basic);
-        qc_ctl_step(&ctl, 1.0, job ? 1.0 : u, -1,
+        qc_test_step(&ctl, 1.0, job ? 1.0 : u, -1,
                     (apr_int64_t)period * 1000000);
         if (period > 80) {
             tail += u / 20.0;
@@ -1148,7 +1153,7 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
     one_host(&ctl, &cfg, &vs, q, 0.58);
     for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
         apr_atomic_add64(&cs->level_arrived[2], p[i].counted);
-        qc_ctl_step(&ctl, 1.0, 0.3, p[i].queued,
+        qc_test_step(&ctl, 1.0, 0.3, p[i].queued,
                     (apr_int64_t)(i + 1) * 1000000);
         ck_assert_msg(fabs(qc_bitsd(cs->r_bits) - p[i].want) < 1e-6,
                       "period %u: rate %g, want %g", i,
@@ -1195,7 +1200,7 @@ static double pinned_capacity(int light, double over, int link, double k,
             ctl.calib.k = ctl.k_unsaturated = k;
         }
         qc_ctl_capacity_tick(&ctl, 1.0, 0, 128, pl.r, 0.0);
-        qc_ctl_step(&ctl, 1.0, u < 0.99 ? u : 0.99, 0,
+        qc_test_step(&ctl, 1.0, u < 0.99 ? u : 0.99, 0,
                     (apr_int64_t)(i + 1) * 1000000);
     }
     ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.capacity) < 1e-6,
@@ -1314,7 +1319,7 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
         u = plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0)
             + plant_period(&q->slots[1].cls[QC_CLASS_BASIC], &v1, 2, 1.0)
             + plant_period(&q->slots[2].cls[QC_CLASS_BASIC], &v2, 2, 1.0);
-        qc_ctl_step(&ctl, 1.0, u, 0, (apr_int64_t)period * 1000000);
+        qc_test_step(&ctl, 1.0, u, 0, (apr_int64_t)period * 1000000);
         m_be = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
         lowest = m_be < lowest ? m_be : lowest;
         ck_assert(qc_level_from_fx(q->slots[2].cls[QC_CLASS_BASIC].level_fx)

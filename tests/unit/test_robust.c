@@ -27,6 +27,7 @@
 #include "apr_atomic.h"
 
 #include "qc_test.h"
+#include "qc_test_ctl.h"
 #include "qc_controller.h"
 #include "qc_level.h"
 #include "sim_plant.h"
@@ -58,7 +59,7 @@ static int cold_step(double prior, double times, double bound,
             rej0 = (double)cs->level_arrived[0];
         }
         u = cpu_period(&pl, cs);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
         /* (iv): no move into rejection while the CPU is below the
          * bound. */
         if (u < bound && rig_level(&g) < 1.0 - 1e-6) {
@@ -109,7 +110,7 @@ START_TEST(test_ramp_is_followed)
             pl.r = (0.5 + 3.5 * period / 40.0) / COST_FULL;
         }
         u = cpu_period(&pl, cs);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
         if (period >= 20) {
             mean += u / 20.0;
             over += u > 0.6;
@@ -173,7 +174,7 @@ START_TEST(test_refusal_dearer_than_a_snapshot)
 
         pl.r = 2.8 / COST_FULL;
         u = cpu_period(&pl, cs);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         ck_assert(rig_level(&g) >= 1.0 - 1e-6);
         if (period >= 10) {
             /* no fall back to the lowest tree while under the bound */
@@ -223,7 +224,7 @@ START_TEST(test_held_bound_is_no_valve)
     for (period = 0; period < 80; period++) {
         double u = cpu_period(&pl, cs);
 
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         if (period >= 15 && rig_level(&g) <= 1.0 + 1e-9) {
             valved++;
         }
@@ -257,7 +258,7 @@ START_TEST(test_light_load_high_prior_recovers)
     for (period = 0; period < 30; period++) {
         double u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
 
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         ck_assert(rig_level(&g) >= 1.0);        /* never a 503 */
         if (rig_level(&g) >= 2.0 - 1e-6) {
             if (top_since < 0) {
@@ -291,7 +292,7 @@ START_TEST(test_background_load_not_shed)
 
         pl.r = period < 10 ? 0.0 : 60.0;
         u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         if (period >= 10) {
             top += rig_level(&g) >= 2.0 - 1e-6;
             ck_assert(rig_level(&g) >= 1.0);        /* never a 503 */
@@ -329,7 +330,7 @@ START_TEST(test_saturating_background_not_shed)
             pl.r = period < 10 ? 0.0 : period < 60 ? 60.0 : 300.0;
             pl.background = period < 60 ? job[j] : 0.0;
             u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
-            qc_ctl_step(&g.ctl, 1.0, u, 0,
+            qc_test_step(&g.ctl, 1.0, u, 0,
                         (apr_int64_t)(period + 1) * 1000000);
             if (period >= 10 && period < 60) {
                 top += rig_level(&g) >= 2.0 - 1e-6;
@@ -382,7 +383,7 @@ START_TEST(test_no_rejection_that_relieves_nothing)
             pl.r = 550.0;       /* the snapshots alone need 0.88 */
         }
         u = cpu_period(&pl, cs);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
         if (period >= 30) {
             rejected += (double)cs->level_arrived[0] - rej0;
             n += pl.r;
@@ -413,7 +414,7 @@ START_TEST(test_light_load_under_a_hog_is_served)
         pl.r = period < 20 ? 250.0 : 20.0;
         pl.background = period < 30 ? 0.0 : 0.95;
         u = cpu_period(&pl, &g.q->slots[0].cls[QC_CLASS_BASIC]);
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         if (period >= 25) {
             ck_assert_msg(rig_level(&g) >= 1.0 - 1e-6, "period %d: m %.3f",
                           period, rig_level(&g));
@@ -465,7 +466,7 @@ START_TEST(test_idle_host_takes_nothing)
     for (period = 0; period < 60; period++) {
         double u = cpu_period(&pl, &q->slots[1].cls[QC_CLASS_BASIC]);
 
-        qc_ctl_step(&ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
+        qc_test_step(&ctl, 1.0, u, 0, (apr_int64_t)(period + 1) * 1000000);
         if (period >= 40) {
             tail += u / 20.0;
         }
@@ -726,7 +727,7 @@ START_TEST(test_refit_is_no_fall_of_load)
 
     rig_init(&g, pool, COST_FULL, 0.6);
     for (period = 0; period < 20; period++) {
-        qc_ctl_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
+        qc_test_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
                         QC_CLASS_BASIC]), 0,
                     (apr_int64_t)(period + 1) * 1000000);
     }
@@ -736,7 +737,7 @@ START_TEST(test_refit_is_no_fall_of_load)
     for (i = 0; i < QC_RLS_TREES; i++) {
         g.ctl.rls.theta[i] *= 0.1;
     }
-    qc_ctl_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
+    qc_test_step(&g.ctl, 1.0, cpu_period(&pl, &g.q->slots[0].cls[
                     QC_CLASS_BASIC]), 0, (apr_int64_t)(period + 1) * 1000000);
     printf("refit 10x lower: calibration %.3f -> %.3f\n", k_before,
            g.ctl.calib.k);
@@ -776,7 +777,7 @@ START_TEST(test_low_reading_on_an_underpriced_fit)
             m_held = rig_level(&g);
             u /= 7.0;
         }
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 30) * 1000000);
         if (period == 0) {
             m_after = rig_level(&g);
         }
@@ -822,7 +823,7 @@ START_TEST(test_cheaper_pages_are_no_background)
                     pl.snap = COST_SNAP / cheaper[i];
                 }
                 u = cpu_period(&pl, cs);
-                qc_ctl_step(&g.ctl, 1.0, u, 0,
+                qc_test_step(&g.ctl, 1.0, u, 0,
                             (apr_int64_t)(period + 40) * 1000000);
                 over += period >= 0 && u > 0.7;
                 tail += period >= 40 ? u / 20.0 : 0.0;
@@ -904,7 +905,7 @@ END_TEST
 /*
  * The resource shrinks to a quarter under a load the full tree carried
  * (a shaper turned down: bench/cluster's capacity change), and the
- * controller is told (qc_ctl_rescale, as qc_ctl_run does when a link's
+ * controller is told (the input's rescale, as qc_ctl_run does when a link's
  * rate moves).  Unscaled, the fit took the jump of every reading at
  * unchanged arrivals for background load.  Returns the periods after
  * the cut until U stays within the bound + 0.1; *d the fitted
@@ -921,16 +922,19 @@ static int shrink(int told, double *d, double *m)
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     pl.r = 0.8 * 0.6 / COST_FULL;
     for (period = -40; period < 40; period++) {
+        qc_ctl_input_t in;
         double u;
 
         if (period == 0) {
             pl.scale = 4.0;
         }
-        u = cpu_period(&pl, cs);
+        in = qc_ctl_input(1.0, cpu_period(&pl, cs), 0,
+                          (apr_int64_t)(period + 41) * 1000000);
         if (period == 0 && told) {
-            qc_ctl_rescale(&g.ctl, 4.0);
+            in.rescale = 4.0;
         }
-        qc_ctl_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 41) * 1000000);
+        u = in.u;
+        qc_ctl_step(&g.ctl, in);
         ck_assert(rig_level(&g) >= 1.0 - 1e-6);     /* snapshots carry it */
         if (period >= 0) {
             if (u > 0.7) {
