@@ -343,3 +343,33 @@ def test_one_connection_stays_in_one_tree(h2_server, tmp_path, tls):
     assert qcharness.wait_for(
         lambda: host(s, tls)["classes"]["premium"]["arrived"] - before
         == STREAMS, 10, 0.05), host(s, tls)["classes"]["premium"]
+
+
+PUSH = ('H2Push on\n<Location "/x.txt">\n'
+        '  Header add Link "</1k.html>;rel=preload"\n</Location>\n')
+
+
+@pytest.mark.parametrize("level,tree", [("1", b"d"), ("2", b"f")])
+def test_pushed_resource_is_a_request_of_its_own(server_factory, level,
+                                                 tree):
+    """mod_http2 pushes what a reply's Link: rel=preload names, as a
+    request it makes on the client's connection (with its address):
+    mod_qosctl counts it and serves it from the client's tree.  (Chrome
+    and Firefox no longer accept pushes; nghttp does.)"""
+    s = server_factory(TREES + "QosCtlFixedLevel %s\n" % level + PUSH
+                       + ACCESS_LOG, protocols=PROTOCOLS,
+                       modules=("headers",)).start()
+    p = subprocess.run(["nghttp", "-as", "http://127.0.0.1:%d/x.txt"
+                        % s.port], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    # Both bodies, then the statistics: a pushed stream is marked '*'.
+    assert (tree * 1023 + b"\n").decode() in p.stdout, p.stdout
+    assert re.search(r"\*.*\s200\s+1K /1k\.html", p.stdout), p.stdout
+    t = settled(s, False, 2)
+    assert (t["arrived"], t["responses"]) == (2, 2), t
+    assert t["tree_responses"] == ([2, 0] if tree == b"d" else [0, 2]), t
+    logged = [(line[1], line[3]) for line in access_log(s)
+              if line[3] in ("/x.txt", "/1k.html")]
+    assert sorted(logged) == [("HTTP/2.0", "/1k.html"),
+                              ("HTTP/2.0", "/x.txt")], logged
