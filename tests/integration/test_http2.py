@@ -7,8 +7,9 @@ address), so mod_qosctl must count, degrade and reject each one as it
 does a request over HTTP/1.1.  These tests run a real Apache with
 mod_http2 (Protocols h2 h2c http/1.1) and an SSL virtual host with a
 self-signed certificate made here; the clients are h2load (many
-streams, its counts of status codes and body bytes) and curl (one
-connection per source address, each stream's body).
+streams, its counts of status codes and body bytes), curl over TLS
+(one connection per source address, each stream's body) and nghttp
+(server push).
 
 The trees are told apart by the body: /x.txt is "full\\n" (5 bytes) in
 the full tree and "degraded\\n" (9 bytes) in the degraded one, so
@@ -126,11 +127,10 @@ def degraded_of(run):
     return int(extra) // 4
 
 
-def keyed_uris(s, tls, n, first=0):
+def keyed_uris(s, tls, n):
     """n clients named by QOSCTL_CLIENT (?qcid=, the harness's servers
     set it), all from 127.0.0.1."""
-    return ["%s/x.txt?qcid=%d" % (base_url(s, tls), first + i)
-            for i in range(n)]
+    return ["%s/x.txt?qcid=%d" % (base_url(s, tls), i) for i in range(n)]
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["h2c", "h2-tls"])
