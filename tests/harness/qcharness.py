@@ -105,13 +105,34 @@ class _Server:
             return ""
 
 
+TLS_VHOST = """Listen {addr}:{port}
+<VirtualHost {addr}:{port}>
+  SSLEngine on
+  SSLCertificateFile "{cert}"
+  SSLCertificateKeyFile "{key}"
+</VirtualHost>"""
+
+
+def self_signed_cert(directory, name="localhost"):
+    """A throw-away key and self-signed certificate for `name` in
+    `directory` (openssl): (certificate, key) file names."""
+    cert = os.path.join(directory, "cert.pem")
+    key = os.path.join(directory, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                    "-nodes", "-days", "2", "-subj", "/CN=" + name,
+                    "-addext", "subjectAltName=DNS:%s,IP:127.0.0.1" % name,
+                    "-keyout", key, "-out", cert],
+                   capture_output=True, check=True, timeout=60)
+    return cert, key
+
+
 class Apache(_Server):
     """A private httpd: own ServerRoot, high port, our module loaded."""
 
     def __init__(self, docroot=None, mpm="event", extra="", modules=(),
                  with_qosctl=True, port=None, listen_addr="127.0.0.1",
                  keep_root=False, loglevel="warn", mpm_conf=None,
-                 cpus=None, netns=None):
+                 cpus=None, netns=None, protocols=None, tls=None):
         self.root = tempfile.mkdtemp(prefix="qosctl-httpd-")
         os.chmod(self.root, 0o755)
         self.docroot = docroot or os.path.join(self.root, "htdocs")
@@ -120,7 +141,17 @@ class Apache(_Server):
         self.addr = listen_addr
         self.mpm = mpm
         self.extra = extra
-        self.modules = list(BASE_MODULES) + [m for m in modules
+        # protocols: the Protocols directive ("h2 h2c http/1.1" loads
+        # mod_http2); tls: (certificate, key) files, served on a second
+        # port (.tls_port) by a mod_ssl virtual host that inherits the
+        # main server's configuration (its key is localhost:tls_port).
+        self.protocols = protocols
+        self.tls = tls
+        self.tls_port = free_port() if tls else None
+        h2 = {"h2", "h2c"} & set((protocols or "").split())
+        wanted = list(modules) + (["http2"] if h2 else []) \
+            + (["ssl"] if tls else [])
+        self.modules = list(BASE_MODULES) + [m for m in dict.fromkeys(wanted)
                                              if m not in BASE_MODULES]
         self.with_qosctl = with_qosctl
         self.loglevel = loglevel
@@ -178,6 +209,13 @@ class Apache(_Server):
             '  Options FollowSymLinks\n</Directory>' % self.docroot,
             "RemoteIPHeader X-Forwarded-For",
             "RemoteIPInternalProxy 127.0.0.1",
+        ]
+        if self.protocols:
+            lines.append("Protocols %s" % self.protocols)
+        if self.tls:
+            lines.append(TLS_VHOST.format(addr=self.addr, port=self.tls_port,
+                                          cert=self.tls[0], key=self.tls[1]))
+        lines += [
             # Load generators name many clients per process (qcid=...):
             # the identity mod_qosctl hashes (httperf_clients).
             'SetEnvIfExpr "%{QUERY_STRING} =~ /(?:^|&)qcid=([-0-9]+)/" '
