@@ -189,7 +189,7 @@ typedef struct {
     /* req/s as degraded and at full quality (NaN: none yet) */
     double capacity, capacity_full;
     double drop_ratio, headroom;
-    double syn, synack, syn_ratio;      /* seed 004's counts and R */
+    double syn, synack, syn_ratio;      /* Ohta and Andou's counts and R */
     int capacity_lower_bound;   /* nothing was hard yet */
     double watts;               /* NaN: unknown */
     const char *power_source;   /* "rapl", "model", NULL: none */
