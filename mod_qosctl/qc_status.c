@@ -476,7 +476,7 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                   "dropped over those made, last period.", g->drop_ratio);
     qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
                   "capacity.", g->headroom);
-    qc_prom_gauge(r, "syn_ratio", "Seed 004's R = (SYNs - SYN-ACKs) / "
+    qc_prom_gauge(r, "syn_ratio", "Ohta and Andou's R = (SYNs - SYN-ACKs) / "
                   "SYN-ACKs at the listeners, last period.", g->syn_ratio);
     ap_rprintf(r, "# HELP qosctl_syn_received_total Connection attempts "
                "(SYNs) at the listeners.\n"
