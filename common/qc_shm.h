@@ -142,7 +142,7 @@ typedef struct {
      * RAPL, 2 QosCtlPowerModel) and watts (NaN unknown). */
     volatile apr_uint32_t power_source;
     volatile apr_uint64_t power_bits;
-    /* Seed 004's passive metric on this side: connection attempts and
+    /* Ohta and Andou's passive metric on this side: connection attempts and
      * those the kernel answered, since the controller started, and R =
      * (N_SYN - N_SYNACK) / N_SYNACK of the last period (qc_netstat.h). */
     volatile apr_uint64_t syn_total;

@@ -3,7 +3,9 @@
 /*
  * The server's capacity estimated from its accept queues: the most
  * requests per second it serves while dropping under a tolerated ratio
- * of connection attempts, after seed 000, §5.3, eqs. 1-5 ("queue
+ * of connection attempts, after Tsai, Shin, Reumann and Singhal, "Online
+ * web cluster capacity estimation and its application to energy
+ * conservation" (IEEE TPDS 18(7), 2007), §5.3, eqs. 1-5 ("queue
  * monitoring").  A queue whose average length passes the threshold at
  * which the peak rate could overflow it within a period says the
  * estimate is too high; a queue well under it while the server serves
@@ -20,7 +22,7 @@
 #ifndef QC_CAPACITY_H
 #define QC_CAPACITY_H
 
-/* The drop ratio the capacity is defined by (the seed's 1%). */
+/* The drop ratio the capacity is defined by (Tsai et al.'s 1%). */
 #define QC_CAP_TOLERANCE_DEFAULT 0.01
 
 /* A period's service rate moves the estimate a quarter of the way: a

@@ -182,7 +182,7 @@ typedef struct {
     double cap_attempts, cap_drops, cap_peak;
     double cap_rpc;
     double capacity, capacity_full, headroom;
-    /* Seed 004's SYN counts since start and R of the last period whose
+    /* Ohta and Andou's SYN counts since start and R of the last period whose
      * counters were read (qc_syn_ratio). */
     double syn_total, synack_total, syn_ratio;
     char *logbuf;               /* one period of QosCtlLog */

@@ -176,7 +176,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
              * in socket buffers): its queue counts as full, and what it
              * did as the service rate, whatever was accepted (nothing,
              * while it drains).  Where the accept queue does show it,
-             * the seed's reading stands. */
+             * Tsai et al.'s reading stands. */
             rate = qc_cap_link_rate(ctl, served);
             s.queue_avg = p.queue_limit;
             s.accepted = rate * dt / ctl->cap_rpc;

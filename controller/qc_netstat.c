@@ -242,7 +242,7 @@ void qc_netstat_delta(const qc_netstat_t *prev, const qc_netstat_t *cur,
      * after the accept-queue check; every ListenDrops is a SYN or ACK
      * that made none (but for rare failures after the child exists),
      * so the two are disjoint and their sum is every try to enter the
-     * queue, a retransmitted one counted again, as the seed counts.
+     * queue, a retransmitted one counted again, as Tsai et al. count.
      */
     if (both & QC_NETSTAT_PASSIVE_OPENS) {
         *attempts = qc_netstat_grew(prev->passive_opens, cur->passive_opens)

@@ -3,8 +3,8 @@
 /*
  * The kernel's TCP counters of connection attempts at listeners, read
  * once a period from /proc/net/netstat ("TcpExt:") and /proc/net/snmp
- * ("Tcp:") of the current network namespace.  Queue monitoring (seed
- * 000, sections 5.3 and 6.1) needs per period the attempts to enter the
+ * ("Tcp:") of the current network namespace.  Queue monitoring (Tsai et al.,
+ * sections 5.3 and 6.1) needs per period the attempts to enter the
  * accept queue and the attempts the kernel dropped; the request counters
  * cannot see either, since a dropped SYN or ACK never reaches httpd.
  * The counters are the namespace's: every listener of it, not only
@@ -73,9 +73,11 @@ void qc_netstat_delta(const qc_netstat_t *prev, const qc_netstat_t *cur,
                       double *attempts, double *drops);
 
 /*
- * Seed 004's passive metric of a period, R = (N_SYN - N_SYNACK) /
- * N_SYNACK, from qc_netstat_delta's figures: N_SYN = attempts and
- * N_SYNACK = attempts - drops (a SYN the kernel kept was answered; an
+ * The passive metric of Ohta and Andou, "WWW server load balancing
+ * technique employing passive measurement of server performance" (§3),
+ * for a period: R = (N_SYN - N_SYNACK) / N_SYNACK, from
+ * qc_netstat_delta's figures: N_SYN = attempts and N_SYNACK =
+ * attempts - drops (a SYN the kernel kept was answered; an
  * ACK dropped at a full accept queue counts as a SYN unanswered, as a
  * balancer would see it retried).  0 without attempts; with attempts
  * and none answered, drops / 1.

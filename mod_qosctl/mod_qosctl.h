@@ -27,7 +27,7 @@
 #define QC_DEFAULT_PERIOD       1.0
 #define QC_DEFAULT_GAIN_MARGIN  4.0
 #define QC_DEFAULT_RETRY_AFTER  1
-#define QC_DEFAULT_DROP_TOLERANCE 0.01  /* seed 000's 1% */
+#define QC_DEFAULT_DROP_TOLERANCE 0.01  /* Tsai et al.'s 1% */
 /* Initial model until the controller learns one: seconds per request,
  * seconds per byte, seconds per rejected request. */
 #define QC_DEFAULT_A            100e-6

@@ -189,7 +189,7 @@ typedef struct {
     /* req/s as degraded and at full quality (NaN: none yet) */
     double capacity, capacity_full;
     double drop_ratio, headroom;
-    double syn, synack, syn_ratio;      /* seed 004's counts and R */
+    double syn, synack, syn_ratio;      /* Ohta and Andou's counts and R */
     int capacity_lower_bound;   /* nothing was hard yet */
     double watts;               /* NaN: unknown */
     const char *power_source;   /* "rapl", "model", NULL: none */
@@ -476,7 +476,7 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
                   "dropped over those made, last period.", g->drop_ratio);
     qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
                   "capacity.", g->headroom);
-    qc_prom_gauge(r, "syn_ratio", "Seed 004's R = (SYNs - SYN-ACKs) / "
+    qc_prom_gauge(r, "syn_ratio", "Ohta and Andou's R = (SYNs - SYN-ACKs) / "
                   "SYN-ACKs at the listeners, last period.", g->syn_ratio);
     ap_rprintf(r, "# HELP qosctl_syn_received_total Connection attempts "
                "(SYNs) at the listeners.\n"

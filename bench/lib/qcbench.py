@@ -214,7 +214,7 @@ def tcp_counters(tb):
 
 
 def drop_ratio(before, after):
-    """Seed 000's drop ratio between two tcp_counters(): connection
+    """Tsai et al.'s drop ratio between two tcp_counters(): connection
     attempts the listen queue dropped over all attempts."""
     opens, drops = after[0] - before[0], after[1] - before[1]
     return drops / float(opens + drops) if opens + drops > 0 else 0.0

@@ -1,8 +1,8 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * libFuzzer target: the capacity estimate of queue monitoring, seed
- * 000's eqs. 1-5 (controller/qc_capacity.c).
+ * libFuzzer target: the capacity estimate of queue monitoring, Tsai et al.'s
+ * eqs. 1-5 (controller/qc_capacity.c).
  *
  * Input: doubles, 8 bytes each (little-endian IEEE 754, any bit pattern:
  * NaN, infinities, negatives, denormals).  First a parameter set: K, T,

@@ -1,4 +1,4 @@
-"""The capacity estimate (seed 000, queue monitoring) on a real Apache:
+"""The capacity estimate (Tsai et al., queue monitoring) on a real Apache:
 exported on the status page, in JSON and Prometheus; a lower bound while
 nothing was hard; adapted down once the kernel drops connection
 attempts at a server that cannot keep up.  Rates are compared with what
@@ -54,7 +54,7 @@ def test_capacity_is_exported_and_a_lower_bound_at_light_load(apache):
     assert 0.0 <= c["drop_ratio"] <= 1.0
     assert -1.0 <= c["headroom"] <= 1.0
     assert 0 < c["full_quality"] <= c["requests_per_second"]
-    # Seed 004's passive metric, on the server's side: our 20 GETs
+    # Ohta and Andou's passive metric, on the server's side: our 20 GETs
     # were attempts, and every one answered.
     syn = a.status_json()["syn"]
     assert syn["received"] >= 20 and syn["answered"] >= 20, syn

@@ -1,4 +1,4 @@
-"""tools/qosctl-balance: seed 004's delta-shift rule as a pure function,
+"""tools/qosctl-balance: Ohta and Andou's delta-shift rule as a pure function,
 against hand-worked steps and a simulated cluster of capacities 4:2:1;
 the runtime API's answers as a real haproxy 2.6 gives them; one interval
 of the loop against a fake runtime API; bad input gets one line and
@@ -100,7 +100,7 @@ TARGET = [c / sum(CAPACITY) for c in CAPACITY]
 
 
 def overflow_metric(shares, load):
-    """Seed 004's R for a server offered share * load connections per
+    """Ohta and Andou's R for a server offered share * load connections per
     unit of time and accepting at most its capacity: N_S the offered
     SYNs, N_A = min(N_S, capacity) the accepted ones,
     R = (N_S - N_A) / N_A."""
@@ -118,7 +118,7 @@ def error(shares):
 
 
 def simulate(load, delta=0.1, updates=60, proportional=False, noise=0.0):
-    """The shares after each update, from the seed's start (1/3 each);
+    """The shares after each update, from Ohta and Andou's start (1/3 each);
     noise: each metric off by up to that share either way."""
     rnd = random.Random(1)
     r = [1.0 / 3] * 3
@@ -134,8 +134,8 @@ def simulate(load, delta=0.1, updates=60, proportional=False, noise=0.0):
 @pytest.mark.parametrize("overload", [1.1, 1.5, 3.0])
 def test_simulated_cluster_overloaded(overload):
     """Capacities 4:2:1 offered 1.1, 1.5 and 3 times what the three
-    carry, the seed's DELTA 0.1 (its section 4.3), equal shares at the
-    start (as in the seed).  While every server overflows, R_j =
+    carry, Ohta and Andou's DELTA 0.1 (its section 4.3), equal shares at the
+    start (as in their paper).  While every server overflows, R_j =
     share_j load / c_j - 1, so the rule cuts the largest share_j / c_j:
     the same trajectory at every overload.  Measured (all three loads):
 
@@ -147,10 +147,10 @@ def test_simulated_cluster_overloaded(overload):
           a cut of DELTA 4/7 on the largest server gives the smallest
           DELTA 4/7 / 2 = 2/70, a fifth of its 1/7)
 
-    So the exact rule with the seed's DELTA converges, and its shares
+    So the exact rule with Ohta and Andou's DELTA converges, and its shares
     are proportional to capacity within 10% as a time average, but not
-    within 10 updates, nor within 10% at every single update (the
-    seed's trade-off of DELTA: see the next tests)."""
+    within 10 updates, nor within 10% at every single update (their
+    trade-off of DELTA: see the next tests)."""
     load = overload * sum(CAPACITY)
     traj = simulate(load)
     assert error([1.0 / 3] * 3) == pytest.approx(4.0 / 3)
@@ -201,7 +201,7 @@ def test_proportional_cut_holds_under_noise():
     next.  Each server's offered/accepted (1 + R) up to 8% off at
     random, 100 runs of 20 updates: the shares stayed within 10% of
     4:2:1 from update 10 on in 53 runs (in 8 when the others shared a
-    cut in equal parts, as the seed's rule does, with DELTA 0.55), and
+    cut in equal parts, as Ohta and Andou's rule does, with DELTA 0.55), and
     93% of the updates from the 10th were within 10% (79%)."""
     load = 1.2 * sum(CAPACITY)
     held = inside = 0
@@ -233,7 +233,7 @@ def test_proportional_cut_by_hand():
 
 
 def test_larger_delta_is_faster_but_swings():
-    """The seed's trade-off (section 4.2): DELTA 0.2 is within 10% of
+    """Ohta and Andou's trade-off (section 4.2): DELTA 0.2 is within 10% of
     4:2:1 at update 10 already, but later swings up to about 48% from
     it; DELTA 0.1 swings up to about 23%."""
     load = 1.5 * sum(CAPACITY)
@@ -244,7 +244,7 @@ def test_larger_delta_is_faster_but_swings():
 
 
 def test_delta_near_one_oscillates():
-    """The seed's two-server example, DELTA 0.99: the load flips from
+    """Ohta and Andou's two-server example, DELTA 0.99: the load flips from
     one server to the other at every update."""
     cap = [1.0, 1.0]
     r = [0.5, 0.5]
@@ -253,7 +253,7 @@ def test_delta_near_one_oscillates():
         load = 3.0
         metric = [max(0.0, x * load - c) / min(x * load, c)
                   for x, c in zip(r, cap)]
-        metric[0] += 1e-9           # the seed's "R for S0 becomes larger"
+        metric[0] += 1e-9           # their "R for S0 becomes larger"
         r = B.shift(r, metric, 0.99)
         heavy.append(0 if r[0] > r[1] else 1)
     assert heavy == [1, 0, 1, 0, 1, 0]

@@ -2,7 +2,7 @@
 
 /*
  * Unit tests of the queue-monitoring capacity estimate
- * (controller/qc_capacity.c, seed 000, §5.3, eqs. 1-5), worked by hand,
+ * (controller/qc_capacity.c, Tsai et al., §5.3, eqs. 1-5), worked by hand,
  * and a closed loop against a simulated server.
  */
 
@@ -19,7 +19,7 @@
     ck_assert_msg(fabs((x) - (y)) <= 1e-9, "%s = %.15g, expected %.15g", \
                   #x, (double)(x), (double)(y))
 
-/* K = 128 (the seed's accept queue), T = 1 s, Tc = 2 s, 1%, α = 0.5. */
+/* K = 128 (Tsai et al.'s accept queue), T = 1 s, Tc = 2 s, 1%, α = 0.5. */
 static const qc_cap_params_t par = { 128.0, 1.0, 2.0, 0.01, 0.5 };
 
 static qc_cap_sample_t sample(double arrived, double accepted,
@@ -411,9 +411,9 @@ START_TEST(test_headroom)
 END_TEST
 
 /*
- * The closed loop: a server of capacity 595 req/s (the seed's measured
+ * The closed loop: a server of capacity 595 req/s (Tsai et al.'s measured
  * one) behind an accept queue of 128, offered a rate rising linearly
- * through it as in the seed's Fig. 2, then falling back.  The queue is
+ * through it as in Tsai et al.'s Fig. 2, then falling back.  The queue is
  * a fluid, stepped ten times a period: arrivals jittered ±20% and
  * service ±10% around 595 req/s (a fixed generator), what overflows K
  * dropped.

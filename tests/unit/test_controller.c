@@ -1268,9 +1268,9 @@ START_TEST(test_capacity_on_a_cold_cpu)
 END_TEST
 
 /* The same CPU cut to a quarter once the estimate is known: the
- * estimate is a quarter too, in what the estimator keeps (stop 29
- * divided only the figure it published, which the next period derived
- * again from the unscaled state). */
+ * estimate is a quarter too, in what the estimator keeps (before
+ * 96b1931 the rescale divided only the figure it published, which the
+ * next period derived again from the unscaled state). */
 START_TEST(test_capacity_follows_a_resource_that_shrinks)
 {
     double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, 4.0, &carried);

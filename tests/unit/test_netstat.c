@@ -414,7 +414,7 @@ START_TEST(delta_unknown)
 }
 END_TEST
 
-/* Seed 004's R = (N_SYN - N_SYNACK) / N_SYNACK. */
+/* Ohta and Andou's R = (N_SYN - N_SYNACK) / N_SYNACK. */
 START_TEST(syn_ratio)
 {
     /* 110 SYNs, 10 of them dropped: 100 answered, R = 0.1 */

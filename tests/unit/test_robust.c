@@ -753,7 +753,7 @@ END_TEST
  * took everyone to the full tree, where the model said the bound was;
  * the CPU saturated for two periods and the saturation taught the fit a
  * background that held the site at 0.34 for ten more
- * (bench/robustness, CGI, 1,000 clients, cold10, stop 30).  Up, a level
+ * (bench/robustness, CGI, 1,000 clients, cold10).  Up, a level
  * now at most doubles its excess over the lowest tree per period.
  */
 START_TEST(test_low_reading_on_an_underpriced_fit)
