@@ -27,6 +27,10 @@
 
 static apr_pool_t *pool;
 
+/* The bound the rig's controller holds: the CPU-bound site's 0.6, or a
+ * link's 0.9 (link_plant). */
+static double rig_bound = 0.6;
+
 typedef struct {
     double good;        /* requests (jobs) served/s over the run */
     double refused;     /* share of the requests answered 503 */
@@ -65,7 +69,8 @@ static run_t controlled(cpu_plant_t pl, double prior, double bg,
     double arrived = 0.0, rej0;
     int period;
 
-    rig_init(&g, pool, prior * COST_FULL, 0.6);
+    rig_init(&g, pool, prior * COST_FULL
+                       * (pl.scale > 0.0 ? pl.scale : 1.0), rig_bound);
     cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
     light.clients = 0.0;
     light.retries = 0;
@@ -209,6 +214,59 @@ START_TEST(test_job_fills_the_cpu_under_traffic)
 }
 END_TEST
 
+/*
+ * The link testbed's costs in the same plant (bench/testbed: 100 Mbit/s,
+ * a 64 KB photo 5.32 ms of it, its degraded copy 0.70 ms, a 503 35 us):
+ * the setting where keep-alive clients once drove the level to 0, each
+ * 503 refilled at once and the link full of them.
+ */
+static void link_plant(cpu_plant_t *pl, unsigned long long rng)
+{
+    memset(pl, 0, sizeof(*pl));
+    pl->rng = rng;
+    pl->scale = 5.32e-3 / COST_FULL;
+    pl->snap = 0.70e-3 / pl->scale;
+    pl->conn = 1e-5;            /* a handshake costs the link nothing */
+}
+
+START_TEST(test_clients_on_a_link)
+{
+    static const double clients[] = { 40, 200 };
+    static const double priors[] = { 1.0, 10.0, 0.1 };
+    double full = 1.0 / 5.32e-3;
+    cpu_plant_t pl;
+    unsigned i, j;
+
+    rig_bound = 0.9;
+    for (i = 0; i < sizeof(clients) / sizeof(clients[0]); i++) {
+        for (j = 0; j < sizeof(priors) / sizeof(priors[0]); j++) {
+            char what[64];
+
+            link_plant(&pl, 71 + i);
+            pl.clients = clients[i];
+            pl.think = 0.002;
+            snprintf(what, sizeof(what), "link: %.0f keep-alive clients",
+                     clients[i]);
+            check_against_fixed(what, pl, priors[j], 0.85, 0.01);
+        }
+    }
+    link_plant(&pl, 79);
+    pl.clients = 150.0;
+    pl.think = 0.5;
+    check_against_fixed("link: 150 browsers thinking 0.5 s", pl, 1.0, 0.85,
+                        0.001);
+    link_plant(&pl, 83);
+    pl.retries = 3;
+    pl.r = 3.0 * full;
+    check_against_fixed("link: retry storm at 3x the full tree", pl, 1.0,
+                        0.9, 0.01);
+    pl.r = 10.0 * full;         /* 1.3x what the lowest tree carries */
+    check_against_fixed("link: retry storm at 10x the full tree", pl, 1.0,
+                        0.8, 1.0);
+    rig_bound = 0.6;
+}
+END_TEST
+
 #define MODE(m) (1u << (m))
 
 /* Each client model meets the modes doc/control.md gives for it. */
@@ -275,6 +333,7 @@ int main(void)
     tcase_add_test(tc, test_retry_storm);
     tcase_add_test(tc, test_job_fills_the_cpu_under_traffic);
     tcase_add_test(tc, test_modes_of_each_load);
+    tcase_add_test(tc, test_clients_on_a_link);
     suite_add_tcase(s, tc);
     rc = qc_test_run(s);
     apr_terminate();
