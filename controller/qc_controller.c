@@ -131,13 +131,13 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->link_bps = -1.0;
     qc_overflow_init(&ctl->ovf);
     qc_relief_init(&ctl->relief);
-    ctl->waiting_prev = -1.0;
+    ctl->sat.waiting_prev = -1.0;
     ctl->be_mode = QC_BE_TRACK;
     ctl->be_why = "";
-    ctl->tick_upper = qc_ctl_upper_arrivals(ctl);
-    ctl->valves = apr_atomic_read32(&q->valve_firings);
-    ctl->surge_seen = apr_atomic_read64(&q->surge_arrived);
-    ctl->surge_down = apr_atomic_read64(&q->surge_degraded);
+    ctl->tick.upper = qc_ctl_upper_arrivals(ctl);
+    ctl->tick.valves = apr_atomic_read32(&q->valve_firings);
+    ctl->tick.surge_seen = apr_atomic_read64(&q->surge_arrived);
+    ctl->tick.surge_down = apr_atomic_read64(&q->surge_degraded);
     qc_ctl_log_init(ctl, p);
     /* The levels in the segment are valid (a predecessor's, or the top):
      * say at once that a controller is back, not a period later. */
@@ -172,8 +172,8 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     ctl->prev_u = in.u;
     ctl->periods++;
     qc_ctl_log_period(ctl, in.now_us);
-    ctl->valved_last = ctl->valved;
-    ctl->valved = 0;
+    ctl->tick.valved_last = ctl->tick.valved;
+    ctl->tick.valved = 0;
     qc_ctl_save_state(ctl);
     qc_ctl_publish(ctl, in.now_us);
 }
@@ -181,9 +181,9 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)
 {
     apr_uint64_t down = apr_atomic_read64(&ctl->cfg->shm->surge_degraded);
-    int surged = down != ctl->surge_down;
+    int surged = down != ctl->tick.surge_down;
 
-    ctl->surge_down = down;
+    ctl->tick.surge_down = down;
     if (!qc_ctl_valve(ctl, dt, u_tick, surged)) {
         return 0;
     }

@@ -94,16 +94,8 @@ typedef struct {
     qc_spread_t spread;
 } qc_ctl_class_t;
 
+/* Saturation, and the backlog it leaves (qc_ctl_policy.c). */
 typedef struct {
-    qc_ctl_config_t *cfg;
-    qc_rls_t rls;
-    qc_model_t model;
-    qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
-    qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
-    qc_be_mode_t be_mode;       /* its mode this period, and why */
-    const char *be_why;
-    double be_target;
-    qc_calib_t calib;
     double backlog;             /* decided, not yet sent (periods of U) */
     unsigned backlog_grew;      /* saturated periods in a row it grew */
     double waiting_prev;        /* qc_waiting_work's, last period */
@@ -112,79 +104,114 @@ typedef struct {
     double u_unsaturated;       /* its reading (0 before any) */
     double r_unsaturated;       /* and the arrivals/s then */
     double m_unsaturated;       /* and best effort's level then */
-    qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
-    /* Best effort's arrivals/s at the last period and their change then
-     * (qc_be_trend), 0 before any. */
-    double be_r_prev, be_dr_prev;
-    /* The background's test (qc_be_test_start): periods in a row
-     * over the bound, seconds before another may begin, whether the
-     * period under way is one, the level before it, the reading of the
-     * last one, the level to go back to after one that found the
-     * background real (0: none), and how many there were. */
-    unsigned bg_over;
-    double bg_wait;
-    int bg_test;
-    double bg_m, bg_seen, bg_restore;
-    unsigned long bg_tests;
-    /* Saturated periods in a row with nothing of the server's under way,
-     * whether such a background saturates the resource now
-     * (qc_note_background_alone), unsaturated periods in a row since,
-     * and the fit's d before the first. */
-    unsigned bg_alone;
-    int bg_full;
-    unsigned bg_below;
-    double bg_d0;
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */
     int restart;                /* drained, and not restarted since */
-    double prev_u_model;        /* last period's decided model load */
-    double floor_cur, floor_prev;       /* lowest readings (qc_ctl_policy.c) */
-    double floor_age;           /* seconds into floor_cur's window */
+} qc_ctl_sat_t;
+
+/* The background's test and what it found (qc_ctl_besteffort.c). */
+typedef struct {
+    /* Periods in a row over the bound, seconds before another test may
+     * begin, whether the period under way is one, the level before it,
+     * the reading of the last one, the level to go back to after one
+     * that found the background real (0: none), and how many there
+     * were. */
+    unsigned over;
+    double wait;
+    int test;
+    double m, seen, restore;
+    unsigned long tests;
+    /* Saturated periods in a row with nothing of the server's under way,
+     * whether such a background saturates the resource now
+     * (qc_note_background_alone), unsaturated periods in a row since,
+     * and the fit's d before the first. */
+    unsigned alone;
+    int full;
+    unsigned below;
+    double d0;
+} qc_ctl_bg_t;
+
+/* The ticks within a period (qc_ctl_tick): the valve and the surge
+ * guard (qc_surge.h). */
+typedef struct {
+    /* Saturated ticks in a row; the arrivals above the lowest trees at
+     * the last tick and when the run began, and its length; the rate of
+     * those the levels are expected to decide; the valve's firings. */
+    unsigned saturated;
+    double upper, upper0, seconds;
+    double upper_rate;
+    unsigned long valves;
+    /* The request path's counts of the requests it decided on, at the
+     * last period, and of those it sent to the lowest tree, at the last
+     * tick; the arrivals/s of the last period, and the rate it publishes
+     * (0: none). */
+    apr_uint64_t surge_seen, surge_down;
+    double surge_r, surge_rate;
+    int valved;                 /* the valve fired in this period */
+    int valved_last;            /* ... in the last one */
+} qc_ctl_ticks_t;
+
+/* The capacity estimate (qc_capacity.h) from the ticks' readings. */
+typedef struct {
+    qc_cap_t est;
+    /* The queue's integral and its span, its length when the period
+     * began and at the last tick, its limit K (-1 unknown); connection
+     * attempts and drops (< 0: unknown this period) and the highest
+     * tick rate of attempts; requests per connection. */
+    double q_area, q_time, q_first, q_last;
+    long limit;
+    double attempts, drops, peak;
+    double rpc;
+    /* The estimates published (req/s, < 0 none yet) and the headroom. */
+    double capacity, capacity_full, headroom;
+    /* SYN counts since start and R of the last period whose counters
+     * were read (qc_syn_ratio; Ohta and Andou's metric). */
+    double syn_total, synack_total, syn_ratio;
+} qc_ctl_capest_t;
+
+/*
+ * The controller's state, by stage: what sensing keeps of the last
+ * period, the fit, the loops, best effort's mode and the mechanisms it
+ * runs, the ticks, the capacity estimate, output.
+ */
+typedef struct {
+    qc_ctl_config_t *cfg;
+    /* Sensing (qc_ctl_sense.c): the reading and what it is read
+     * against. */
     double u_measured;          /* < 0 when no sensor could be read */
-    apr_uint32_t warnings;      /* QC_WARN_* */
-    unsigned low_queued;        /* periods: resource low, queues full */
-    double prev_served, prev_w, prev_rej;       /* last period's totals */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
     /* The link's measured backlog (the input's sendq_bytes), seconds of
      * its time, < 0 unknown; and what it showed (qc_overflow.h). */
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
+    double prev_served, prev_w, prev_rej;       /* last period's totals */
+    double floor_cur, floor_prev;       /* lowest readings (qc_ctl_policy.c) */
+    double floor_age;           /* seconds into floor_cur's window */
+    unsigned low_queued;        /* periods: resource low, queues full */
+    /* The fit (qc_ctl_model.c) and its calibration. */
+    qc_rls_t rls;
+    qc_model_t model;
+    qc_calib_t calib;
+    double prev_u_model;        /* last period's decided model load */
+    /* The loops: one per (guaranteed host, class), and best effort's. */
+    qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
+    qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
+    qc_be_mode_t be_mode;       /* its mode this period, and why */
+    const char *be_why;
+    double be_target;
+    qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
+    /* Best effort's arrivals/s at the last period and their change then
+     * (qc_be_trend), 0 before any. */
+    double be_r_prev, be_dr_prev;
+    qc_ctl_sat_t sat;
+    qc_ctl_bg_t bg;
     qc_overflow_t ovf;
-    /* Whether refusing lowers the load (qc_relief.h). */
-    qc_relief_t relief;
-    /* Ticks (qc_ctl_tick): saturated ones in a row; the arrivals above
-     * the lowest trees at the last tick and when the run began, and its
-     * length; the rate of those the levels are expected to decide; the
-     * valve's firings. */
-    unsigned tick_saturated;
-    double tick_upper, tick_upper0, tick_seconds;
-    double upper_rate;
-    unsigned long valves;
-    /* The surge guard (qc_surge.h): the request path's counts of the
-     * requests it decided on, at the last period, and of those it sent
-     * to the lowest tree, at the last tick; the arrivals/s of the last
-     * period, and the rate it publishes (0: none). */
-    apr_uint64_t surge_seen, surge_down;
-    double surge_r, surge_rate;
-    int valved;                 /* the valve fired in this period */
-    int valved_last;            /* ... in the last one */
-    /* Capacity (qc_capacity.h) from the ticks' readings: the queue's
-     * integral and its span, its length when the period began and at
-     * the last tick, its limit K (-1 unknown); connection attempts and
-     * drops (< 0: unknown this period) and the highest tick rate of
-     * attempts; requests per connection; the estimates published
-     * (req/s, < 0 none yet) and the headroom. */
-    qc_cap_t cap;
-    double cap_q_area, cap_q_time, cap_q_first, cap_q_last;
-    long cap_limit;
-    double cap_attempts, cap_drops, cap_peak;
-    double cap_rpc;
-    double capacity, capacity_full, headroom;
-    /* Ohta and Andou's SYN counts since start and R of the last period whose
-     * counters were read (qc_syn_ratio). */
-    double syn_total, synack_total, syn_ratio;
+    qc_relief_t relief;         /* whether refusing lowers the load */
+    qc_ctl_ticks_t tick;
+    qc_ctl_capest_t cp;
+    apr_uint32_t warnings;      /* QC_WARN_* */
     char *logbuf;               /* one period of QosCtlLog */
     apr_size_t logcap;
     unsigned long periods;

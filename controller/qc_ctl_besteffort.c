@@ -139,9 +139,9 @@ static double qc_overflow_level(const qc_ctl_t *ctl, const qc_be_sum_t *sum,
  */
 static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
 {
-    return ctl->u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * target
-           && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->r_unsaturated
-           && m_b <= ctl->m_unsaturated + QC_CTL_HELD_STEP;
+    return ctl->sat.u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * target
+           && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->sat.r_unsaturated
+           && m_b <= ctl->sat.m_unsaturated + QC_CTL_HELD_STEP;
 }
 
 /*
@@ -183,7 +183,7 @@ static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
 void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
 {
     qc_pi_restart(&ctl->be, lowest);
-    ctl->restart = 1;
+    ctl->sat.restart = 1;
 }
 
 /*
@@ -207,32 +207,32 @@ static void qc_be_note_over(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
 
-    ctl->bg_wait -= cfg->period;
+    ctl->bg.wait -= cfg->period;
     if (ctl->u_measured > cfg->bound + QC_CTL_TEST_OVER
         || qc_pi_capped(ctl->u_measured)) {
-        ctl->bg_over++;
+        ctl->bg.over++;
     }
     else {
-        ctl->bg_over = 0;
+        ctl->bg.over = 0;
     }
 }
 
 static int qc_be_test_due(const qc_ctl_t *ctl, double m_b, double lowest)
 {
-    return ctl->bg_over >= QC_CTL_TEST_PERIODS
-           && (ctl->bg_full
-               || ctl->model.d > fmax(0.5 * ctl->cfg->bound, ctl->bg_seen))
-           && m_b > lowest && ctl->bg_wait <= 0.0;
+    return ctl->bg.over >= QC_CTL_TEST_PERIODS
+           && (ctl->bg.full
+               || ctl->model.d > fmax(0.5 * ctl->cfg->bound, ctl->bg.seen))
+           && m_b > lowest && ctl->bg.wait <= 0.0;
 }
 
 static void qc_be_test_start(qc_ctl_t *ctl, double m_b, double lowest)
 {
-    ctl->bg_m = m_b;
+    ctl->bg.m = m_b;
     qc_be_to_lowest(ctl, lowest);
-    ctl->bg_test = 1;
-    ctl->bg_wait = QC_CTL_TEST_SECONDS;
-    ctl->bg_over = 0;
-    ctl->bg_tests++;
+    ctl->bg.test = 1;
+    ctl->bg.wait = QC_CTL_TEST_SECONDS;
+    ctl->bg.over = 0;
+    ctl->bg.tests++;
 }
 
 const char *qc_be_mode_name(unsigned mode)
@@ -264,25 +264,25 @@ static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
         *why = "over the bound, on a fitted background over half of it";
         return QC_BE_BG_TEST;
     }
-    if (ctl->bg_full) {
+    if (ctl->bg.full) {
         *why = "a background saturates the resource alone";
         return QC_BE_BACKGROUND;
     }
-    if (ctl->bg_restore > 0.0) {
+    if (ctl->bg.restore > 0.0) {
         *why = "the background's test found it real";
         return QC_BE_BACKGROUND;
     }
-    if (ctl->restart && !saturated && !ctl->valved) {
+    if (ctl->sat.restart && !saturated && !ctl->tick.valved) {
         *why = "unsaturated after a drain or the lowest tree";
         return QC_BE_RESTART;
     }
-    if (saturated && !ctl->draining
+    if (saturated && !ctl->sat.draining
         && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
         && !qc_was_holding(ctl, target, m_b)) {
         *why = "saturated with nothing left to drain";
         return QC_BE_LOWEST;
     }
-    if (ctl->draining) {
+    if (ctl->sat.draining) {
         *why = "work queued from an overload";
         return QC_BE_DRAIN;
     }
@@ -312,15 +312,15 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * periods, below the bound, not at the spare capacity the bound
      * leaves. */
     target = ctl->be_target;
-    if (ctl->draining) {
-        target -= ctl->backlog / QC_CTL_DRAIN_PERIODS;
+    if (ctl->sat.draining) {
+        target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
         target = target > 0.0 ? target : 0.0;
     }
     /* m_b was in force all through the period just read.  A loop
      * holding a bound near the saturation mark reads over it now and
      * then by chance: no slope to cap the way up with (doc/control.md,
      * "Up moves"). */
-    if (!ctl->valved
+    if (!ctl->tick.valved
         && !(saturated
              && QC_PI_SATURATED - target <= QC_CTL_HELD_BAND * target
              && qc_was_holding(ctl, target, m_b))) {
@@ -360,15 +360,15 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
          * top; or a test found the background real: back where the loop
          * was.  Saturated or not (a backup job may fill the CPU). */
         restored = 1;
-        qc_pi_restart(&ctl->be, ctl->bg_full ? 1.0 : ctl->bg_restore);
-        ctl->bg_restore = 0.0;
-        ctl->restart = 0;
+        qc_pi_restart(&ctl->be, ctl->bg.full ? 1.0 : ctl->bg.restore);
+        ctl->bg.restore = 0.0;
+        ctl->sat.restart = 0;
         break;
     case QC_BE_RESTART:
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
         qc_pi_restart(&ctl->be, m_ff);
-        ctl->restart = 0;
+        ctl->sat.restart = 0;
         break;
     case QC_BE_LOWEST:
         /* Saturated with nothing left to drain although the levels were
@@ -434,29 +434,29 @@ void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
 int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick_upper;
+    double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick.upper;
     double lowest;
     unsigned i, fewest;
     int k, jumped = 0;
 
-    ctl->tick_upper = upper;
+    ctl->tick.upper = upper;
     if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
-        ctl->tick_saturated = 0;
+        ctl->tick.saturated = 0;
     }
     else {
-        if (ctl->tick_saturated++ == 0) {
-            ctl->tick_upper0 = last;
-            ctl->tick_seconds = 0.0;
+        if (ctl->tick.saturated++ == 0) {
+            ctl->tick.upper0 = last;
+            ctl->tick.seconds = 0.0;
         }
-        ctl->tick_seconds += dt;
-        jumped = ctl->tick_saturated >= QC_CTL_VALVE_TICKS
-                 && (upper - ctl->tick_upper0) / ctl->tick_seconds
-                    > QC_CTL_VALVE_JUMP * ctl->upper_rate
+        ctl->tick.seconds += dt;
+        jumped = ctl->tick.saturated >= QC_CTL_VALVE_TICKS
+                 && (upper - ctl->tick.upper0) / ctl->tick.seconds
+                    > QC_CTL_VALVE_JUMP * ctl->tick.upper_rate
                       + QC_CTL_VALVE_LEAST;
     }
     fewest = qc_fewest_levels(ctl, 1);
     lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
-    if (!(jumped || surged) || ctl->valved
+    if (!(jumped || surged) || ctl->tick.valved
         || (ctl->warnings & QC_WARN_BACKGROUND)
         || qc_pi_output(&ctl->be) <= lowest) {
         return 0;
@@ -464,8 +464,8 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     qc_be_to_lowest(ctl, lowest);
     ctl->be_mode = QC_BE_LOWEST;
     ctl->be_why = "a jump of load saturated the resource within a period";
-    ctl->valved = 1;
-    ctl->valves++;
+    ctl->tick.valved = 1;
+    ctl->tick.valves++;
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
 

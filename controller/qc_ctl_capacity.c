@@ -27,13 +27,13 @@
 
 void qc_ctl_capacity_init(qc_ctl_t *ctl)
 {
-    qc_cap_init(&ctl->cap);
-    ctl->cap_rpc = 1.0;
-    ctl->cap_q_first = -1.0;
-    ctl->cap_limit = -1;
-    ctl->capacity = -1.0;
-    ctl->capacity_full = -1.0;
-    ctl->headroom = 0.0;
+    qc_cap_init(&ctl->cp.est);
+    ctl->cp.rpc = 1.0;
+    ctl->cp.q_first = -1.0;
+    ctl->cp.limit = -1;
+    ctl->cp.capacity = -1.0;
+    ctl->cp.capacity_full = -1.0;
+    ctl->cp.headroom = 0.0;
 }
 
 void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
@@ -43,25 +43,25 @@ void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
         return;
     }
     if (queued >= 0) {
-        if (ctl->cap_q_first < 0.0) {
-            ctl->cap_q_first = (double)queued;
+        if (ctl->cp.q_first < 0.0) {
+            ctl->cp.q_first = (double)queued;
         }
-        ctl->cap_q_last = (double)queued;
-        ctl->cap_q_area += (double)queued * dt;
-        ctl->cap_q_time += dt;
+        ctl->cp.q_last = (double)queued;
+        ctl->cp.q_area += (double)queued * dt;
+        ctl->cp.q_time += dt;
     }
     if (limit > 0) {
-        ctl->cap_limit = limit;
+        ctl->cp.limit = limit;
     }
-    if (attempts >= 0.0 && drops >= 0.0 && ctl->cap_attempts >= 0.0) {
-        ctl->cap_attempts += attempts;
-        ctl->cap_drops += drops;
-        if (attempts / dt > ctl->cap_peak) {
-            ctl->cap_peak = attempts / dt;
+    if (attempts >= 0.0 && drops >= 0.0 && ctl->cp.attempts >= 0.0) {
+        ctl->cp.attempts += attempts;
+        ctl->cp.drops += drops;
+        if (attempts / dt > ctl->cp.peak) {
+            ctl->cp.peak = attempts / dt;
         }
     }
     else {
-        ctl->cap_attempts = -1.0;       /* the period's counts are unknown */
+        ctl->cp.attempts = -1.0;       /* the period's counts are unknown */
     }
 }
 
@@ -116,10 +116,10 @@ static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
  * against r req/s arriving. */
 static void qc_cap_publish(qc_ctl_t *ctl, double r)
 {
-    if (ctl->cap.capacity > 0.0) {
-        ctl->capacity = ctl->cap.capacity * ctl->cap_rpc;
-        ctl->capacity_full = ctl->capacity * qc_ctl_full_ratio(ctl);
-        ctl->headroom = qc_clampd((ctl->capacity - r) / ctl->capacity,
+    if (ctl->cp.est.capacity > 0.0) {
+        ctl->cp.capacity = ctl->cp.est.capacity * ctl->cp.rpc;
+        ctl->cp.capacity_full = ctl->cp.capacity * qc_ctl_full_ratio(ctl);
+        ctl->cp.headroom = qc_clampd((ctl->cp.capacity - r) / ctl->cp.capacity,
                                   -1.0, 1.0);
     }
 }
@@ -128,8 +128,8 @@ void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s)
 {
     double served;
 
-    if (ctl->cap.capacity > 0.0) {
-        ctl->cap.capacity /= s;
+    if (ctl->cp.est.capacity > 0.0) {
+        ctl->cp.est.capacity /= s;
         qc_cap_publish(ctl, qc_cap_requests(ctl, &served));
     }
 }
@@ -141,31 +141,31 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
     qc_cap_sample_t s;
     double served, r = qc_cap_requests(ctl, &served), accepted, rate;
 
-    if (ctl->cap_attempts >= 0.0) {
-        ctl->syn_total += ctl->cap_attempts;
-        ctl->synack_total += ctl->cap_attempts - ctl->cap_drops;
-        ctl->syn_ratio = qc_syn_ratio(ctl->cap_attempts, ctl->cap_drops);
+    if (ctl->cp.attempts >= 0.0) {
+        ctl->cp.syn_total += ctl->cp.attempts;
+        ctl->cp.synack_total += ctl->cp.attempts - ctl->cp.drops;
+        ctl->cp.syn_ratio = qc_syn_ratio(ctl->cp.attempts, ctl->cp.drops);
     }
-    if (ctl->cap_attempts >= 0.0 && ctl->cap_q_time > 0.0
-        && ctl->cap_limit > 0 && dt > 0.0) {
+    if (ctl->cp.attempts >= 0.0 && ctl->cp.q_time > 0.0
+        && ctl->cp.limit > 0 && dt > 0.0) {
         /* Accepted: what arrived, less what was dropped or still waits. */
-        accepted = ctl->cap_attempts - ctl->cap_drops
-                   - (ctl->cap_q_last - ctl->cap_q_first);
-        p.queue_limit = (double)ctl->cap_limit;
+        accepted = ctl->cp.attempts - ctl->cp.drops
+                   - (ctl->cp.q_last - ctl->cp.q_first);
+        p.queue_limit = (double)ctl->cp.limit;
         p.period = dt;
         p.forecast = QC_CAP_FORECAST_PERIODS * dt;
         p.tolerance = cfg->drop_tolerance > 0.0 ? cfg->drop_tolerance
                       : QC_CAP_TOLERANCE_DEFAULT;
         p.alpha = QC_CAP_ALPHA_DEFAULT;
-        s.arrived = ctl->cap_attempts;
+        s.arrived = ctl->cp.attempts;
         s.accepted = accepted > 0.0 ? accepted : 0.0;
-        s.dropped = ctl->cap_drops;
-        s.queue_avg = ctl->cap_q_area / ctl->cap_q_time;
-        s.peak_rate = ctl->cap_peak;
+        s.dropped = ctl->cp.drops;
+        s.queue_avg = ctl->cp.q_area / ctl->cp.q_time;
+        s.peak_rate = ctl->cp.peak;
         /* The estimate counts connections; with keep-alive each carries
          * several requests. */
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {
-            ctl->cap_rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
+            ctl->cp.rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
         rate = 0.0;
         if (qc_pi_capped(ctl->u_measured)
@@ -179,17 +179,17 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
              * Tsai et al.'s reading stands. */
             rate = qc_cap_link_rate(ctl, served);
             s.queue_avg = p.queue_limit;
-            s.accepted = rate * dt / ctl->cap_rpc;
+            s.accepted = rate * dt / ctl->cp.rpc;
         }
         if (rate >= 0.0) {
-            qc_cap_update(&ctl->cap, &p, &s);
+            qc_cap_update(&ctl->cp.est, &p, &s);
         }
         qc_cap_publish(ctl, r);
     }
-    ctl->cap_q_first = ctl->cap_q_last;
-    ctl->cap_q_area = 0.0;
-    ctl->cap_q_time = 0.0;
-    ctl->cap_attempts = 0.0;
-    ctl->cap_drops = 0.0;
-    ctl->cap_peak = 0.0;
+    ctl->cp.q_first = ctl->cp.q_last;
+    ctl->cp.q_area = 0.0;
+    ctl->cp.q_time = 0.0;
+    ctl->cp.attempts = 0.0;
+    ctl->cp.drops = 0.0;
+    ctl->cp.peak = 0.0;
 }

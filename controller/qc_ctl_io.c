@@ -100,7 +100,7 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
     }
     apr_atomic_set64(&cfg->shm->m_best_effort_bits,
                      qc_dbits(qc_pi_output(&ctl->be)));
-    apr_atomic_set32(&cfg->shm->valve_firings, (apr_uint32_t)ctl->valves);
+    apr_atomic_set32(&cfg->shm->valve_firings, (apr_uint32_t)ctl->tick.valves);
     apr_atomic_set32(&cfg->shm->be_mode, (apr_uint32_t)ctl->be_mode);
 }
 
@@ -142,24 +142,24 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);
     }
-    apr_atomic_set64(&q->capacity_bits, qc_dbits(ctl->capacity));
-    apr_atomic_set64(&q->capacity_full_bits, qc_dbits(ctl->capacity_full));
-    apr_atomic_set64(&q->drop_ratio_bits, qc_dbits(ctl->cap.drop_ratio));
-    apr_atomic_set64(&q->headroom_bits, qc_dbits(ctl->headroom));
-    apr_atomic_set32(&q->capacity_adapting, (apr_uint32_t)ctl->cap.adapting);
-    apr_atomic_set64(&q->syn_total, (apr_uint64_t)ctl->syn_total);
-    apr_atomic_set64(&q->synack_total, (apr_uint64_t)ctl->synack_total);
-    apr_atomic_set64(&q->syn_ratio_bits, qc_dbits(ctl->syn_ratio));
+    apr_atomic_set64(&q->capacity_bits, qc_dbits(ctl->cp.capacity));
+    apr_atomic_set64(&q->capacity_full_bits, qc_dbits(ctl->cp.capacity_full));
+    apr_atomic_set64(&q->drop_ratio_bits, qc_dbits(ctl->cp.est.drop_ratio));
+    apr_atomic_set64(&q->headroom_bits, qc_dbits(ctl->cp.headroom));
+    apr_atomic_set32(&q->capacity_adapting, (apr_uint32_t)ctl->cp.est.adapting);
+    apr_atomic_set64(&q->syn_total, (apr_uint64_t)ctl->cp.syn_total);
+    apr_atomic_set64(&q->synack_total, (apr_uint64_t)ctl->cp.synack_total);
+    apr_atomic_set64(&q->syn_ratio_bits, qc_dbits(ctl->cp.syn_ratio));
     apr_atomic_set64(&q->u_measured_bits, qc_dbits(ctl->u_measured));
     apr_atomic_set64(&q->u_best_effort_target_bits,
                      qc_dbits(ctl->be_target));
     apr_atomic_set32(&q->controller_pid, (apr_uint32_t)getpid());
     /* Rate, then base, then heartbeat: the request path reads them the
      * other way round (qc_surge_guard). */
-    apr_atomic_set64(&q->surge_rate_bits, qc_dbits(ctl->surge_rate));
+    apr_atomic_set64(&q->surge_rate_bits, qc_dbits(ctl->tick.surge_rate));
     apr_atomic_set64(&q->surge_base_bits, qc_dbits(
                          (double)apr_atomic_read64(&q->surge_arrived)
-                         + qc_surge_slack(ctl->surge_rate)));
+                         + qc_surge_slack(ctl->tick.surge_rate)));
     apr_atomic_inc64(&q->periods);
     /* Last, so a request that sees the heartbeat sees fresh levels. */
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);
@@ -218,8 +218,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->model.a, ctl->model.b, ctl->model.c,
                        ctl->queued, ctl->calib.k, ctl->model.a_tree[1],
                        qc_popcount(cl->spread.mask), ctl->model.d,
-                       ctl->backlog, ctl->valved, ctl->capacity,
-                       ctl->cap.drop_ratio, ctl->sent_backlog,
+                       ctl->sat.backlog, ctl->tick.valved, ctl->cp.capacity,
+                       ctl->cp.est.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
                        ctl->ovf.overhead, (int)ctl->relief.state,
                        (int)ctl->be_mode);

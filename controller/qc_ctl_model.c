@@ -58,7 +58,7 @@ static double qc_reading_floor(qc_ctl_t *ctl)
  * snapshots were fitted at 2.3 times their cost, and 503s followed). */
 static int qc_valve_lag(const qc_ctl_t *ctl)
 {
-    return ctl->valved || ctl->valved_last;
+    return ctl->tick.valved || ctl->tick.valved_last;
 }
 
 /*
@@ -71,11 +71,11 @@ static int qc_valve_lag(const qc_ctl_t *ctl)
  */
 void qc_background_gone(qc_ctl_t *ctl)
 {
-    ctl->bg_full = 0;
-    ctl->bg_below = 0;
-    ctl->bg_seen = 0.0;
-    ctl->bg_wait = 0.0;
-    qc_rls_limit_d(&ctl->rls, ctl->bg_d0);
+    ctl->bg.full = 0;
+    ctl->bg.below = 0;
+    ctl->bg.seen = 0.0;
+    ctl->bg.wait = 0.0;
+    qc_rls_limit_d(&ctl->rls, ctl->bg.d0);
     qc_ctl_model_from_rls(ctl);
     qc_calib_init(&ctl->calib);
 }
@@ -104,24 +104,24 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     /* A period best effort spent at its lowest tree to test the
      * background (qc_be_test_start) read the background and
      * what was left of the requests: no background is more. */
-    if (ctl->bg_test && u >= 0.0) {
-        ctl->bg_restore = qc_rls_d(&ctl->rls) * QC_CTL_TEST_NOISE <= u
-                          ? ctl->bg_m : 0.0;
-        ctl->bg_seen = u;
+    if (ctl->bg.test && u >= 0.0) {
+        ctl->bg.restore = qc_rls_d(&ctl->rls) * QC_CTL_TEST_NOISE <= u
+                          ? ctl->bg.m : 0.0;
+        ctl->bg.seen = u;
         qc_rls_limit_d(&ctl->rls, u);
-        ctl->bg_test = 0;
+        ctl->bg.test = 0;
         /* Everything at its lowest tree and well short of saturated
          * (past a sensor's rounding): the saturation was the requests'. */
-        if (ctl->bg_full
+        if (ctl->bg.full
             && u < 0.5 * (cfg->bound + QC_PI_SATURATED)) {
             qc_background_gone(ctl);
-            ctl->bg_restore = 0.0;
+            ctl->bg.restore = 0.0;
         }
     }
     /* What the fit's d was before a background saturated the resource
      * alone (qc_note_background_alone). */
-    if (!ctl->bg_alone && !ctl->bg_full) {
-        ctl->bg_d0 = qc_rls_d(&ctl->rls);
+    if (!ctl->bg.alone && !ctl->bg.full) {
+        ctl->bg.d0 = qc_rls_d(&ctl->rls);
     }
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
@@ -151,9 +151,9 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * load: such a period would teach the model the lag, not the costs. */
     fresh = !qc_pi_capped(ctl->prev_u);
     if (u >= 0.0 && !qc_valve_lag(ctl) && (qc_pi_capped(u)
-                     ? fresh || (ctl->saturated_for > QC_CTL_DRAIN_SECONDS
+                     ? fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
                                  && served > 0.0)
-                     : ((fresh || ctl->backlog <= QC_CTL_BACKLOG_IDLE)
+                     : ((fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
                         && !qc_jumped(x.w, ctl->prev_w, 1.0)
                         && !qc_jumped(served, ctl->prev_served, 1.0)
                         && !qc_jumped(x.r_rej, ctl->prev_rej, 1.0)))) {

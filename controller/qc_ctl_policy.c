@@ -48,11 +48,11 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     double m_ff = qc_class_level(ctl, cl, vs->levels, cl->u_target);
     double r = 0.0, u0 = 0.0, u1 = 0.0;
 
-    if (ctl->bg_full) {
+    if (ctl->bg.full) {
         /* As best effort (qc_note_background_alone), and with it to the
          * lowest tree for the background's test. */
         qc_pi_restart(&cl->pi, vs->levels);
-        return ctl->bg_test ? 1.0 : vs->levels;
+        return ctl->bg.test ? 1.0 : vs->levels;
     }
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {
@@ -131,34 +131,34 @@ static double qc_waiting_work(const qc_ctl_t *ctl)
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
-    double before = ctl->backlog, q = qc_waiting_work(ctl);
+    double before = ctl->sat.backlog, q = qc_waiting_work(ctl);
 
     if (qc_pi_capped(ctl->u_measured)) {
-        double excess = (ctl->k_unsaturated > 0.0 ? ctl->k_unsaturated
+        double excess = (ctl->sat.k_unsaturated > 0.0 ? ctl->sat.k_unsaturated
                          : ctl->calib.k) * u_model + ctl->model.d
                         - ctl->u_measured;
 
-        ctl->saturated_for += ctl->cfg->period;
-        ctl->backlog += ctl->excess + excess;
-        ctl->excess = 0.0;
-        if (ctl->backlog < 0.0) {
-            ctl->backlog = 0.0;
+        ctl->sat.saturated_for += ctl->cfg->period;
+        ctl->sat.backlog += ctl->sat.excess + excess;
+        ctl->sat.excess = 0.0;
+        if (ctl->sat.backlog < 0.0) {
+            ctl->sat.backlog = 0.0;
         }
-        ctl->backlog_grew = (q >= 0.0
-                             && ctl->waiting_prev >= QC_CTL_WAITING_LEAST
-                             ? q >= QC_CTL_FALLING * ctl->waiting_prev
-                             : before > 0.0 && ctl->backlog >= before)
-                            ? ctl->backlog_grew + 1 : 0;
+        ctl->sat.backlog_grew = (q >= 0.0
+                             && ctl->sat.waiting_prev >= QC_CTL_WAITING_LEAST
+                             ? q >= QC_CTL_FALLING * ctl->sat.waiting_prev
+                             : before > 0.0 && ctl->sat.backlog >= before)
+                            ? ctl->sat.backlog_grew + 1 : 0;
     }
     else if (ctl->u_measured >= 0.0) {
-        ctl->backlog = 0.0;
-        ctl->saturated_for = 0.0;
-        ctl->backlog_grew = 0;
+        ctl->sat.backlog = 0.0;
+        ctl->sat.saturated_for = 0.0;
+        ctl->sat.backlog_grew = 0;
     }
-    ctl->waiting_prev = q;
-    return ctl->backlog > QC_CTL_BACKLOG_IDLE
-           && ctl->backlog_grew < QC_CTL_GROWING
-           && ctl->saturated_for <= QC_CTL_DRAIN_SECONDS
+    ctl->sat.waiting_prev = q;
+    return ctl->sat.backlog > QC_CTL_BACKLOG_IDLE
+           && ctl->sat.backlog_grew < QC_CTL_GROWING
+           && ctl->sat.saturated_for <= QC_CTL_DRAIN_SECONDS
            && !qc_overflowing(ctl);
 }
 
@@ -218,7 +218,7 @@ static void qc_note_link_queue(qc_ctl_t *ctl, double lowest)
                                             / ctl->cfg->period,
                           ctl->link_bps, w, n);
     }
-    else if (load >= 0.0 && !ctl->draining && !qc_pi_capped(load)) {
+    else if (load >= 0.0 && !ctl->sat.draining && !qc_pi_capped(load)) {
         qc_overflow_learn(&ctl->ovf, load, ctl->link_bps, w, n);
     }
     qc_overflow_observe(&ctl->ovf, ctl->sent_backlog >= 0.0,
@@ -238,11 +238,11 @@ static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
         double excess = ctl->calib.k * u_model + ctl->model.d
                         - ctl->u_measured;
 
-        ctl->k_unsaturated = ctl->calib.k;
-        ctl->u_unsaturated = ctl->u_measured;
-        ctl->r_unsaturated = qc_arrivals(ctl);
-        ctl->m_unsaturated = qc_pi_output(&ctl->be);    /* in force */
-        ctl->excess = excess > 0.0 ? excess : 0.0;
+        ctl->sat.k_unsaturated = ctl->calib.k;
+        ctl->sat.u_unsaturated = ctl->u_measured;
+        ctl->sat.r_unsaturated = qc_arrivals(ctl);
+        ctl->sat.m_unsaturated = qc_pi_output(&ctl->be);    /* in force */
+        ctl->sat.excess = excess > 0.0 ? excess : 0.0;
     }
 }
 
@@ -280,7 +280,7 @@ static void qc_check_resource(qc_ctl_t *ctl)
  */
 static void qc_check_background(qc_ctl_t *ctl)
 {
-    if (ctl->model.d >= ctl->cfg->bound || ctl->bg_full) {
+    if (ctl->model.d >= ctl->cfg->bound || ctl->bg.full) {
         ctl->warnings |= QC_WARN_BACKGROUND;
     }
     else if (ctl->model.d < 0.8 * ctl->cfg->bound) {
@@ -311,21 +311,21 @@ static void qc_note_background_alone(qc_ctl_t *ctl)
         return;
     }
     if (!qc_pi_capped(ctl->u_measured)) {
-        ctl->bg_alone = 0;
-        if (ctl->bg_full && ++ctl->bg_below >= QC_CTL_TEST_PERIODS) {
+        ctl->bg.alone = 0;
+        if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_TEST_PERIODS) {
             qc_background_gone(ctl);
         }
         return;
     }
-    ctl->bg_below = 0;
+    ctl->bg.below = 0;
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         served += ctl->cls[i].r_served;
     }
-    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->draining) {
-        ctl->bg_alone = 0;
+    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->sat.draining) {
+        ctl->bg.alone = 0;
     }
-    else if (++ctl->bg_alone >= QC_CTL_TEST_PERIODS) {
-        ctl->bg_full = 1;
+    else if (++ctl->bg.alone >= QC_CTL_TEST_PERIODS) {
+        ctl->bg.full = 1;
     }
 }
 
@@ -337,10 +337,10 @@ static void qc_note_background_alone(qc_ctl_t *ctl)
  */
 static int qc_reading(const qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->draining || ctl->drained || ctl->valved_last) {
+    if (ctl->sat.draining || ctl->sat.drained || ctl->tick.valved_last) {
         return QC_CALIB_OLD;
     }
-    if (ctl->valved) {
+    if (ctl->tick.valved) {
         /* what it decided before the valve was still queued */
         return QC_CALIB_RISING;
     }
@@ -373,7 +373,7 @@ static void qc_expect_upper(qc_ctl_t *ctl)
             }
         }
     }
-    ctl->upper_rate = fmax(ctl->upper_rate, expect);
+    ctl->tick.upper_rate = fmax(ctl->tick.upper_rate, expect);
 }
 
 void qc_ctl_policy(qc_ctl_t *ctl)
@@ -401,11 +401,11 @@ void qc_ctl_policy(qc_ctl_t *ctl)
                     > QC_CTL_EXPECTED * cfg->bound;
     qc_note_link_queue(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
-    ctl->drained = ctl->draining && !draining;
+    ctl->sat.drained = ctl->sat.draining && !draining;
     /* The last of a backlog may read just over the saturation mark: the
      * restart waits for the first unsaturated period after the drain. */
-    ctl->restart = !draining && (ctl->drained || ctl->restart);
-    ctl->draining = draining;
+    ctl->sat.restart = !draining && (ctl->sat.drained || ctl->sat.restart);
+    ctl->sat.draining = draining;
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
                     qc_reading(ctl, u_model), expected_over,
                     QC_PI_SATURATED);
@@ -444,7 +444,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     }
     qc_expect_upper(ctl);
     /* Load that is not the server's is not shed (as by the valve). */
-    ctl->surge_rate = ctl->warnings & QC_WARN_BACKGROUND ? 0.0
-                      : qc_surge_rate(ctl->surge_r, ctl->u_measured,
+    ctl->tick.surge_rate = ctl->warnings & QC_WARN_BACKGROUND ? 0.0
+                      : qc_surge_rate(ctl->tick.surge_r, ctl->u_measured,
                                       cfg->period);
 }

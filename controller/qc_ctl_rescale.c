@@ -22,9 +22,9 @@ void qc_ctl_rescale(qc_ctl_t *ctl, double s)
     qc_rls_scale(&ctl->rls, s);
     qc_ctl_model_from_rls(ctl);
     ctl->prev_u_model *= s;
-    ctl->backlog *= s;
-    ctl->excess *= s;
-    qc_scale_reading(&ctl->u_unsaturated, s);
+    ctl->sat.backlog *= s;
+    ctl->sat.excess *= s;
+    qc_scale_reading(&ctl->sat.u_unsaturated, s);
     qc_scale_reading(&ctl->prev_u, s);
     qc_scale_reading(&ctl->floor_cur, s);
     qc_scale_reading(&ctl->floor_prev, s);

@@ -81,9 +81,9 @@ void qc_ctl_sense(qc_ctl_t *ctl, double dt)
 
     apr_uint64_t surged = apr_atomic_read64(&cfg->shm->surge_arrived);
 
-    ctl->surge_r = qc_rate(surged, ctl->surge_seen, dt);
-    ctl->surge_seen = surged;
-    ctl->upper_rate = 0.0;
+    ctl->tick.surge_r = qc_rate(surged, ctl->tick.surge_seen, dt);
+    ctl->tick.surge_seen = surged;
+    ctl->tick.upper_rate = 0.0;
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
@@ -91,7 +91,7 @@ void qc_ctl_sense(qc_ctl_t *ctl, double dt)
             qc_sense_class(cl, &cfg->vs[i].slot->cls[k], cfg->vs[i].levels,
                            dt);
             for (j = 2; !cfg->vs[i].fixed && j <= cfg->vs[i].levels; j++) {
-                ctl->upper_rate += cl->r_tree[j];
+                ctl->tick.upper_rate += cl->r_tree[j];
             }
         }
     }

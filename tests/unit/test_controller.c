@@ -867,12 +867,12 @@ START_TEST(test_valve_cuts_a_jump_within_the_period)
         printf("jump at prior x%g%s: queue %.2f s read by periods, "
                "%.2f s with the valve (%lu firings); tail U %.3f, "
                "%.3f\n", priors[i], froms[i] < 0 ? " from light load" : "",
-               q0, q1, ctl.valves, tail0, tail1);
+               q0, q1, ctl.tick.valves, tail0, tail1);
         ck_assert(q1 < 1.0);
         ck_assert(fabs(tail1 - 0.58) < 0.1);
         if (priors[i] < 1.0) {
             ck_assert(q0 > 2.0 * q1);
-            ck_assert_uint_ge(ctl.valves, 1);
+            ck_assert_uint_ge(ctl.tick.valves, 1);
         }
     }
 }
@@ -942,7 +942,7 @@ START_TEST(test_surge_fires_the_valve)
 
     lq_tick_run(1, -5, 1.0, &tail, &ctl);
     q = ctl.cfg->shm;
-    valves = ctl.valves;
+    valves = ctl.tick.valves;
     ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied > 1.0);
     ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
     q->surge_degraded++;
@@ -952,7 +952,7 @@ START_TEST(test_surge_fires_the_valve)
     q->surge_degraded++;
     ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 1);
     ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
-    ck_assert_uint_eq(ctl.valves, valves + 1);
+    ck_assert_uint_eq(ctl.tick.valves, valves + 1);
     q->surge_degraded++;
     ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
 }
@@ -985,21 +985,21 @@ START_TEST(test_valve_leaves_held_load_alone)
     unsigned long valves;
 
     lq_tick_run(1, -5, 1.0, &tail, &ctl);
-    valves = ctl.valves;
+    valves = ctl.tick.valves;
     m = ctl.cls[QC_CLASS_BASIC].m_applied;
     ck_assert(m > 1.0);
     /* 1,000 req/s at the top: less than the period's own rate */
     /* as many as the period before decided at the top, or fewer */
     ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, (apr_uint64_t)
-                              (0.1 * ctl.upper_rate)), 0);
-    ck_assert_uint_eq(ctl.valves, valves);
+                              (0.1 * ctl.tick.upper_rate)), 0);
+    ck_assert_uint_eq(ctl.tick.valves, valves);
     ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == m);
 
     /* The same held load, but the last period decided nothing above
      * the lowest tree: a jump.  It fires the valve in the third
      * saturated tick, not before, and not while the fit knows a
      * background to saturate the resource. */
-    ctl.upper_rate = 0.0;
+    ctl.tick.upper_rate = 0.0;
     ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
@@ -1010,7 +1010,7 @@ START_TEST(test_valve_leaves_held_load_alone)
     ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 1, 1.0, 100), 1);
     ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
-    ck_assert_uint_eq(ctl.valves, valves + 1);
+    ck_assert_uint_eq(ctl.tick.valves, valves + 1);
 }
 END_TEST
 
@@ -1106,11 +1106,11 @@ START_TEST(test_saturating_background_holds_every_class)
     printf("saturating background, guaranteed host: basic m %.3f before, "
            "both classes at the top in %d of 25 periods under it, %lu "
            "tests, basic m %.3f after, U %.3f over the last 20, d %.3f, "
-           "warnings %u\n", m_degraded, top, ctl.bg_tests,
+           "warnings %u\n", m_degraded, top, ctl.bg.tests,
            qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx),
            tail, qc_bitsd(q->d_bits), (unsigned)q->warnings);
     /* every period but the background's tests, one period each */
-    ck_assert_int_ge(top, 25 - (int)ctl.bg_tests);
+    ck_assert_int_ge(top, 25 - (int)ctl.bg.tests);
     ck_assert(qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx)
               < 1.9);
     ck_assert(fabs(tail - 0.9) < 0.05);
@@ -1197,24 +1197,24 @@ static double pinned_capacity(int light, double over, int link, double k,
         pl.r = i >= 40 ? 0.0 : (i < light ? 0.5 : over) * *carried;
         u = i >= 40 ? 1.0 : plant_period(cs, &pl, 2, 1.0);
         if (k > 0.0) {
-            ctl.calib.k = ctl.k_unsaturated = k;
+            ctl.calib.k = ctl.sat.k_unsaturated = k;
         }
         qc_ctl_capacity_tick(&ctl, 1.0, 0, 128, pl.r, 0.0);
         qc_test_step(&ctl, 1.0, u < 0.99 ? u : 0.99, 0,
                     (apr_int64_t)(i + 1) * 1000000);
     }
-    ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.capacity) < 1e-6,
+    ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.cp.capacity) < 1e-6,
                   "published %g", qc_bitsd(q->capacity_bits));
     if (shrink > 0.0) {
-        double before = ctl.capacity, conns = ctl.cap.capacity;
+        double before = ctl.cp.capacity, conns = ctl.cp.est.capacity;
 
         /* the estimator's own state, not only what it published: the
          * next period derives the published figure from it again */
         qc_ctl_rescale(&ctl, shrink);
-        ck_assert(fabs(ctl.cap.capacity - conns / shrink) < 1e-9 * conns);
-        ck_assert(fabs(ctl.capacity - before / shrink) < 1e-9 * before);
+        ck_assert(fabs(ctl.cp.est.capacity - conns / shrink) < 1e-9 * conns);
+        ck_assert(fabs(ctl.cp.capacity - before / shrink) < 1e-9 * before);
     }
-    return ctl.capacity;
+    return ctl.cp.capacity;
 }
 
 /*

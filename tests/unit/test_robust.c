@@ -304,7 +304,7 @@ START_TEST(test_background_load_not_shed)
     ck_assert(g.q->warnings & QC_WARN_BACKGROUND);
     ck_assert_int_ge(top, 45);
     /* Tested once at most: its reading confirmed the fit. */
-    ck_assert_uint_le(g.ctl.bg_tests, 1);
+    ck_assert_uint_le(g.ctl.bg.tests, 1);
 }
 END_TEST
 
@@ -352,7 +352,7 @@ START_TEST(test_saturating_background_not_shed)
         printf("saturating background %.2f: full quality in %d of 50 "
                "periods, %lu tests; after it, over 0.7 until period %d "
                "of 40, then U median %.3f, %d of 20 over 0.7\n", job[j],
-               top, g.ctl.bg_tests, last_over - 59,
+               top, g.ctl.bg.tests, last_over - 59,
                0.5 * (u_late[9] + u_late[10]), worst);
         ck_assert_int_ge(top, 45);
         ck_assert(fabs(0.5 * (u_late[9] + u_late[10]) - 0.6) <= 0.1);
@@ -831,7 +831,7 @@ START_TEST(test_cheaper_pages_are_no_background)
             printf("pages %.0f%% cheaper under load, seed %u: %d of 60 "
                    "periods over 0.7, the last 20 at %.3f, d %.3f, "
                    "%lu tests\n", 100.0 * (1.0 - cheaper[i]), seed, over,
-                   tail, g.ctl.model.d, g.ctl.bg_tests);
+                   tail, g.ctl.model.d, g.ctl.bg.tests);
             ck_assert_int_le(over, 8);
             ck_assert(fabs(tail - 0.6) < 0.1);
             ck_assert(g.ctl.model.d < 0.3);
