@@ -7,6 +7,7 @@
  */
 
 #include <stdio.h>
+#include <string.h>
 
 #include "httpd.h"
 #include "http_protocol.h"
@@ -89,44 +90,85 @@ static double qc_plot_y(const qc_plot_t *p, double v)
     return p->bottom - (p->bottom - p->top) * (v < 0.0 ? 0.0 : v) / p->ymax;
 }
 
+/* A path's d attribute as it is written, in the request's pool. */
+typedef struct {
+    char *d;
+    size_t len, cap;
+    int pen;                    /* a subpath is under way */
+    int held;                   /* a point of a flat run not written */
+    double hx, hy;              /* that point */
+} qc_pathbuf_t;
+
+static void qc_path_put(qc_pathbuf_t *b, double x, double y)
+{
+    int n = snprintf(b->d + b->len, b->cap - b->len, "%s%c%.1f,%.1f",
+                     b->len ? " " : "", b->pen ? 'L' : 'M', x, y);
+
+    if (n > 0 && (size_t)n < b->cap - b->len) {
+        b->len += (size_t)n;
+    }
+    b->pen = 1;
+}
+
+/* The last point of a flat run, and the end of the subpath. */
+static void qc_path_flush(qc_pathbuf_t *b, int lift)
+{
+    if (b->held) {
+        qc_path_put(b, b->hx, b->hy);
+        b->held = 0;
+    }
+    if (lift) {
+        b->pen = 0;
+    }
+}
+
 /*
  * A path's d attribute for a series, oldest sample first.  A sample
  * with no value, or a gap of more than a few samples' time (no
  * controller then), starts a new subpath rather than drawing across.
+ * A flat run is written as its two ends: a level mostly stays put, and
+ * a page of many hosts stays small.
  */
 static const char *qc_series_path(apr_pool_t *pool, const qc_history_t *h,
                                   apr_time_t now, const qc_plot_t *p,
                                   qc_series_fn get, const void *ctx)
 {
-    size_t cap = (size_t)h->n * 24 + 1, len = 0;
-    char *d = apr_palloc(pool, cap);
-    int pen = 0;
+    apr_time_t gap = (apr_time_t)(3e6 * qc_rt.main->period);
+    qc_pathbuf_t b;
+    double last_y = 0.0;
     unsigned j;
 
-    d[0] = '\0';
+    memset(&b, 0, sizeof(b));
+    b.cap = (size_t)h->n * 24 + 1;
+    b.d = apr_palloc(pool, b.cap);
+    b.d[0] = '\0';
+    if (gap < 5 * QC_HIST_STEP_US) {
+        gap = 5 * QC_HIST_STEP_US;
+    }
     for (j = h->n; j-- > 0;) {
-        double v = get(ctx, h->at[j]);
-        int n;
+        double v = get(ctx, h->at[j]), x, y;
 
         if (v != v) {
-            pen = 0;
+            qc_path_flush(&b, 1);
             continue;
         }
-        if (j + 1 < h->n && h->t[j] - h->t[j + 1] > 5 * QC_HIST_STEP_US
-            && h->t[j] - h->t[j + 1] > 3 * (apr_time_t)(qc_rt.main->period
-                                                        * 1e6)) {
-            pen = 0;
+        if (j + 1 < h->n && h->t[j] - h->t[j + 1] > gap) {
+            qc_path_flush(&b, 1);
         }
-        n = snprintf(d + len, cap - len, "%s%c%.1f,%.1f", len ? " " : "",
-                     pen ? 'L' : 'M', qc_plot_x(p, now, h->t[j]),
-                     qc_plot_y(p, v));
-        if (n < 0 || (size_t)n >= cap - len) {
-            break;
+        x = qc_plot_x(p, now, h->t[j]);
+        y = qc_plot_y(p, v);
+        if (b.pen && y == last_y && j > 0) {
+            b.held = 1;
+            b.hx = x;
+            b.hy = y;
+            continue;
         }
-        len += (size_t)n;
-        pen = 1;
+        qc_path_flush(&b, 0);
+        qc_path_put(&b, x, y);
+        last_y = y;
     }
-    return d;
+    qc_path_flush(&b, 1);
+    return b.d;
 }
 
 static void qc_svg_hline(request_rec *r, const qc_plot_t *p, double v,
