@@ -14,7 +14,7 @@
 #include "apr_atomic.h"
 
 #include "qc_test.h"
-#include "qc_controller.h"
+#include "qc_test_ctl.h"
 
 static apr_pool_t *pool;
 
@@ -72,7 +72,7 @@ START_TEST(test_short_periods_are_downsampled)
 
     setup(&f, 0.25);
     for (p = 1; p <= 80; p++) {
-        qc_ctl_step(&f.ctl, 0.25, 0.3, -1, t0 + p * 250000);
+        qc_test_step(&f.ctl, 0.25, 0.3, -1, t0 + p * 250000);
     }
     ck_assert_uint_eq(f.q->periods, 80);
     ck_assert_uint_eq(f.q->hist_count, 20);
@@ -93,7 +93,7 @@ START_TEST(test_samples_are_what_was_published)
 
     setup(&f, 2.0);
     for (p = 1; p <= 30; p++) {
-        qc_ctl_step(&f.ctl, 2.0, 0.2 + 0.01 * p, -1, t0 + p * 2000000);
+        qc_test_step(&f.ctl, 2.0, 0.2 + 0.01 * p, -1, t0 + p * 2000000);
         at = (unsigned)((f.q->hist_count - 1) % QC_HIST_LEN);
         ck_assert_uint_eq(f.q->hist_count, (unsigned)p);
         ck_assert_uint_eq(f.q->hist_time[at],
@@ -123,7 +123,7 @@ START_TEST(test_ring_wraps)
     setup(&f, 1.0);
     ck_assert(isnan(qc_hist_m_decode(f.q->slots[0].hist_m[0][0])));
     for (p = 1; p <= QC_HIST_LEN + 100; p++) {
-        qc_ctl_step(&f.ctl, 1.0, 0.3, -1, t0 + p * 1000000);
+        qc_test_step(&f.ctl, 1.0, 0.3, -1, t0 + p * 1000000);
     }
     ck_assert_uint_eq(f.q->hist_count, QC_HIST_LEN + 100);
     ck_assert_uint_eq(f.q->hist_time[99],
