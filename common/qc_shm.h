@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  13u
+#define QC_SHM_VERSION  14u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -31,6 +31,15 @@
 
 /* "host:port" of a virtual host, the key that survives restarts. */
 #define QC_KEY_LEN 120
+
+/* The status page's history: at most a sample a second (one a period
+ * when periods are longer), QC_HIST_LEN of them, so that it can draw
+ * the last ten minutes (qc_ctl_history_append). */
+#define QC_HIST_LEN     600
+#define QC_HIST_STEP_US 1000000
+/* A class's level m in the history: m * QC_HIST_M_ONE + 1, 0 for no
+ * sample (a slot's memset), which holds m up to QC_MAX_TREES. */
+#define QC_HIST_M_ONE   4096u
 
 /* One client class of one virtual server, on its own cache lines. */
 typedef struct {
@@ -89,6 +98,9 @@ typedef struct {
     volatile apr_uint32_t in_use;
     apr_uint32_t ntrees;                /* M of the current config */
     qc_class_shm_t cls[QC_NCLASSES];
+    /* controller: each class's level m at the samples of hist_time
+     * (QC_HIST_M_ONE); 16-bit words, written whole */
+    volatile apr_uint16_t hist_m[QC_NCLASSES][QC_HIST_LEN];
 } __attribute__((aligned(64))) qc_slot_t;
 
 typedef struct {
@@ -163,6 +175,16 @@ typedef struct {
     volatile apr_uint64_t surge_arrived __attribute__((aligned(64)));
     volatile apr_uint64_t surge_degraded;
 
+    /* controller: the status page's history, a ring.  Sample n (from
+     * 0) is at n % QC_HIST_LEN; hist_count, the samples appended, is
+     * set after the sample's words, so a reader that takes the
+     * QC_HIST_LEN - 1 samples below it sees whole ones.  Its time
+     * (apr_time_t, 0: none) and measured utilization (float bits, NaN
+     * where no sensor was read). */
+    volatile apr_uint64_t hist_count __attribute__((aligned(64)));
+    volatile apr_uint64_t hist_time[QC_HIST_LEN];
+    volatile apr_uint32_t hist_u[QC_HIST_LEN];
+
     qc_slot_t slots[1];                 /* capacity of them */
 } qc_shm_t;
 
@@ -193,6 +215,38 @@ static APR_INLINE double qc_bitsd(apr_uint64_t v)
     union { double d; apr_uint64_t u; } x;
     x.u = v;
     return x.d;
+}
+
+/* A float as 32 bits, for the history's utilization. */
+static APR_INLINE apr_uint32_t qc_fbits(float v)
+{
+    union { float f; apr_uint32_t u; } x;
+    x.f = v;
+    return x.u;
+}
+
+static APR_INLINE float qc_bitsf(apr_uint32_t v)
+{
+    union { float f; apr_uint32_t u; } x;
+    x.u = v;
+    return x.f;
+}
+
+/* A level m to the history's form and back (NaN: no sample). */
+static APR_INLINE apr_uint16_t qc_hist_m_encode(double m)
+{
+    if (!(m >= 0.0)) {
+        m = 0.0;
+    }
+    if (m > QC_MAX_TREES) {
+        m = QC_MAX_TREES;
+    }
+    return (apr_uint16_t)(m * QC_HIST_M_ONE + 0.5) + 1;
+}
+
+static APR_INLINE double qc_hist_m_decode(apr_uint16_t v)
+{
+    return v ? (double)(v - 1) / QC_HIST_M_ONE : 0.0 / 0.0;
 }
 
 /* Sum of level counts c[0..QC_MAX_TREES]: level_arrived, _responses or

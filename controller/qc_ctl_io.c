@@ -104,6 +104,36 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
     apr_atomic_set32(&cfg->shm->be_mode, (apr_uint32_t)ctl->be_mode);
 }
 
+/* A sample of the status page's history (qc_shm.h), at most one a
+ * QC_HIST_STEP_US: the measured utilization and each class's m. */
+void qc_ctl_history_append(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_shm_t *q = cfg->shm;
+    apr_uint64_t n = apr_atomic_read64(&q->hist_count);
+    unsigned at = (unsigned)(n % QC_HIST_LEN), i;
+    int k;
+
+    if (n && now_us - (apr_int64_t)apr_atomic_read64(
+            &q->hist_time[(n - 1) % QC_HIST_LEN])
+        < QC_HIST_STEP_US - QC_HIST_STEP_US / 20) {
+        return;                 /* a period's jitter is not a second */
+    }
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            vs->slot->hist_m[k][at] = qc_hist_m_encode(
+                vs->fixed ? vs->fixed_level : qc_cls(ctl, i, k)->m_applied);
+        }
+    }
+    apr_atomic_set32(&q->hist_u[at], qc_fbits(ctl->u_measured < 0.0
+                                              ? 0.0f / 0.0f
+                                              : (float)ctl->u_measured));
+    apr_atomic_set64(&q->hist_time[at], (apr_uint64_t)now_us);
+    apr_atomic_set64(&q->hist_count, n + 1);
+}
+
 void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -160,6 +190,7 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     apr_atomic_set64(&q->surge_base_bits, qc_dbits(
                          (double)apr_atomic_read64(&q->surge_arrived)
                          + qc_surge_slack(ctl->tick.surge_rate)));
+    qc_ctl_history_append(ctl, now_us);
     apr_atomic_inc64(&q->periods);
     /* Last, so a request that sees the heartbeat sees fresh levels. */
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);

@@ -510,3 +510,19 @@ const char *qc_parse_status_query(const char *args, qc_status_format_e *fmt)
     *fmt = found;
     return NULL;
 }
+
+int qc_parse_status_flag(const char *args, const char *name)
+{
+    size_t len = strlen(name);
+    const char *p = args, *end;
+    int on = 0;
+
+    while (p && *p) {
+        end = strchr(p, '&');
+        if (!strncmp(p, name, len) && p[len] == '=') {
+            on = p[len + 1] == '1' && (p[len + 2] == '&' || !p[len + 2]);
+        }
+        p = end ? end + 1 : NULL;
+    }
+    return on;
+}

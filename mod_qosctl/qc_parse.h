@@ -97,4 +97,8 @@ typedef enum {
  */
 const char *qc_parse_status_query(const char *args, qc_status_format_e *fmt);
 
+/* Whether the status page's query string has the field name=1 (the
+ * last one given winning): ?refresh=1. */
+int qc_parse_status_flag(const char *args, const char *name);
+
 #endif /* QC_PARSE_H */

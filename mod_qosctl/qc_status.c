@@ -13,66 +13,66 @@
 
 #include "httpd.h"
 #include "http_config.h"
+#include "http_core.h"
+#include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
 #include "apr_atomic.h"
 #include "apr_strings.h"
 #include "mod_status.h"
+#include "util_cfgtree.h"
 
-#include "mod_qosctl.h"
+#include "qc_status.h"
 #include "qc_heartbeat.h"
 #include "qc_parse.h"
 #include "qc_power.h"
 #include "qc_relief.h"
 #include "qc_be_mode.h"
 
-static const char *const qc_class_names[QC_NCLASSES] = {
+const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
 };
 
-/* What one class shows, read once from shared memory. */
-typedef struct {
-    double arrived, rejected, responses, bytes;
-    double m, threshold, m_own, r, r_rej, w, u, u_target;
-    double spread_buckets;
-} qc_class_view_t;
-
-typedef struct {
-    const char *key;            /* JSON key and Prometheus name stem */
-    const char *help;
-    int counter;                /* Prometheus counter (name + _total) */
-    size_t off;
-} qc_metric_t;
-
-#define QC_M(k, h, ctr) { #k, h, ctr, APR_OFFSETOF(qc_class_view_t, k) }
-static const qc_metric_t qc_metrics[] = {
-    QC_M(arrived, "Requests decided on by the actuator.", 1),
-    QC_M(rejected, "Requests rejected with 503.", 1),
-    QC_M(responses, "Responses completed (not rejected).", 1),
-    QC_M(bytes, "Response body bytes sent.", 1),
-    QC_M(m, "Level m applied by the actuator (0 rejects, M is top).", 0),
+#define QC_M(k, h, ctr, label, show) \
+    { #k, h, ctr, APR_OFFSETOF(qc_class_view_t, k), label, show }
+const qc_metric_t qc_metrics[] = {
+    QC_M(m, "Level m applied by the actuator (0 rejects, M is top).", 0,
+         "Level", QC_SHOW_FIXED2),
     QC_M(threshold, "The hash threshold that serves level m's share with "
-         "these clients (m where nothing is counted).", 0),
-    QC_M(m_own, "Output of this class's own control loop.", 0),
-    QC_M(r, "Arrival rate over the last period, req/s.", 0),
-    QC_M(r_rej, "Rejection rate over the last period, req/s.", 0),
-    QC_M(w, "Byte rate over the last period, bytes/s.", 0),
-    QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0),
-    QC_M(u_target, "Utilization target of this class.", 0),
+         "these clients (m where nothing is counted).", 0,
+         NULL, QC_SHOW_NONE),
+    QC_M(m_own, "Output of this class's own control loop.", 0,
+         NULL, QC_SHOW_NONE),
+    QC_M(r, "Arrival rate over the last period, req/s.", 0,
+         "Req/s", QC_SHOW_RATE),
+    QC_M(r_rej, "Rejection rate over the last period, req/s.", 0,
+         "503/s", QC_SHOW_RATE),
+    QC_M(w, "Byte rate over the last period, bytes/s.", 0,
+         "Sent/s", QC_SHOW_BYTES),
+    QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0,
+         "Load", QC_SHOW_FIXED2),
+    QC_M(u_target, "Utilization target of this class.", 0,
+         "Load target", QC_SHOW_FIXED2),
+    QC_M(arrived, "Requests decided on by the actuator.", 1,
+         "Requests", QC_SHOW_COUNT),
+    QC_M(rejected, "Requests rejected with 503.", 1,
+         "503s", QC_SHOW_COUNT),
+    QC_M(responses, "Responses completed (not rejected).", 1,
+         NULL, QC_SHOW_NONE),
+    QC_M(bytes, "Response body bytes sent.", 1, "Sent", QC_SHOW_BYTES),
     QC_M(spread_buckets, "Buckets of the client hash marked heavy: "
          "their heavy key is split between trees request by request "
          "(all 64 until the clients below the top level are counted).",
-         0),
+         0, "Split groups", QC_SHOW_COUNT),
 };
-#define QC_NMETRICS (sizeof(qc_metrics) / sizeof(qc_metrics[0]))
-
+const unsigned qc_nmetrics = sizeof(qc_metrics) / sizeof(qc_metrics[0]);
 
 static double qc_rd(volatile apr_uint64_t *bits)
 {
     return qc_bitsd(apr_atomic_read64(bits));
 }
 
-static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
+void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
 {
     qc_class_shm_t *cs = &c->slot->cls[cls];
 
@@ -93,73 +93,13 @@ static void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v)
                             apr_atomic_read64(&cs->spread_mask));
 }
 
-static double qc_metric(const qc_class_view_t *v, const qc_metric_t *m)
+double qc_metric(const qc_class_view_t *v, const qc_metric_t *m)
 {
     return *(const double *)((const char *)v + m->off);
 }
 
-/*
- * A double as JSON and Prometheus want it: apr's formatter drops the
- * leading zero ("%g" of 0.58 gives ".58"), so libc formats numbers.
- */
-/* JSON has no NaN or infinity; a value not computed yet is null. */
-static void qc_json_num(request_rec *r, double d)
-{
-    if (d != d || d > 1e300 || d < -1e300) {
-        ap_rputs("null", r);
-    }
-    else {
-        ap_rputs(qc_pdouble(r->pool, "%.15g", d), r);
-    }
-}
-
-static void qc_json_str(request_rec *r, const char *s)
-{
-    ap_rputc('"', r);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-
-        if (ch == '"' || ch == '\\') {
-            ap_rprintf(r, "\\%c", ch);
-        }
-        else if (ch < 0x20) {
-            ap_rprintf(r, "\\u%04x", ch);
-        }
-        else {
-            ap_rputc(ch, r);
-        }
-    }
-    ap_rputc('"', r);
-}
-
-/* Label values escape backslash, double quote and newline. */
-static const char *qc_prom_label(apr_pool_t *p, const char *s)
-{
-    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
-
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') {
-            *o++ = '\\';
-            *o++ = *s;
-        }
-        else if (*s == '\n') {
-            *o++ = '\\';
-            *o++ = 'n';
-        }
-        else {
-            *o++ = *s;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* What the controller wants an admin to know (QC_WARN_* bits). */
-static const struct {
-    apr_uint32_t bit;
-    const char *kind;           /* JSON word, Prometheus label */
-    const char *text;           /* HTML sentence */
-} qc_warnings[] = {
+const qc_warning_t qc_warnings[] = {
     { QC_WARN_BACKGROUND, "background-load",
       "degrading or rejecting did not lower the measured utilization: "
       "the load is not the server's own; shedding stopped (a "
@@ -173,36 +113,11 @@ static const struct {
       "the named resource stays low while httpd's accept queues fill: "
       "the bottleneck may be another resource (QosCtlResource)" },
 };
-#define QC_NWARNINGS (sizeof(qc_warnings) / sizeof(qc_warnings[0]))
-
-typedef struct {
-    apr_time_t age;             /* since the last heartbeat, -1: none */
-    apr_uint64_t periods;
-    unsigned pid;
-    unsigned valves;            /* qc_shm.h: valve_firings */
-    apr_uint64_t surged;        /* qc_shm.h: surge_degraded */
-    double surge_rate;          /* req/s, 0: no guard */
-    int fail_open;
-    double a, b, c, d, u_measured, m_be, u_be_target, cpu_ms;
-    double accept_queue;        /* -1: unknown */
-    double calibration;
-    /* req/s as degraded and at full quality (NaN: none yet) */
-    double capacity, capacity_full;
-    double drop_ratio, headroom;
-    double syn, synack, syn_ratio;      /* Ohta and Andou's counts and R */
-    int capacity_lower_bound;   /* nothing was hard yet */
-    double watts;               /* NaN: unknown */
-    const char *power_source;   /* "rapl", "model", NULL: none */
-    double a_tree[QC_MAX_TREES];        /* [0]: the top tree */
-    unsigned ntrees;            /* of a_tree shown: the most any host has */
-    apr_uint32_t warnings;
-    const char *be_mode;        /* best effort's mode (qc_be_mode.h) */
-    const char *refusing;       /* qc_relief.h's state */
-    const qc_server_conf *only; /* the one host shown, NULL: all */
-} qc_global_view_t;
+const unsigned qc_nwarnings = sizeof(qc_warnings)
+                               / sizeof(qc_warnings[0]);
 
 /* The i-th host, or NULL when the view leaves it out. */
-static const qc_server_conf *qc_shown(const qc_global_view_t *g, int i)
+const qc_server_conf *qc_shown(const qc_global_view_t *g, int i)
 {
     const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                             qc_server_conf *);
@@ -219,6 +134,7 @@ static void qc_global_view(qc_global_view_t *g)
     unsigned k;
     int i;
 
+    g->now = now;
     g->age = beat ? now - beat : -1;
     g->fail_open = qc_controller_stale(now, NULL);
     g->periods = apr_atomic_read64(&q->periods);
@@ -258,6 +174,7 @@ static void qc_global_view(qc_global_view_t *g)
     g->refusing = qc_relief_name((qc_relief_state_t)apr_atomic_read32(
                                      &q->relief_state));
     g->only = NULL;
+    g->narrowed = 0;
     g->ntrees = 1;
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
@@ -271,7 +188,7 @@ static void qc_global_view(qc_global_view_t *g)
     }
 }
 
-static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
+const char *qc_tree_name(const qc_server_conf *c, unsigned k)
 {
     if (c->ntrees == 0) {
         return "/";
@@ -279,439 +196,63 @@ static const char *qc_tree_name(const qc_server_conf *c, unsigned k)
     return c->trees[k - 1][0] ? c->trees[k - 1] : "/";
 }
 
-/* A key (with its punctuation) and a number. */
-static void qc_json_field(request_rec *r, const char *key, double d)
+/* Whether a SetHandler naming qosctl-status is at file:line of the
+ * configuration tree at d (its sections' contents included). */
+static int qc_conf_sets_status(const ap_directive_t *d, const char *file,
+                               int line)
 {
-    ap_rputs(key, r);
-    qc_json_num(r, d);
-}
+    for (; d; d = d->next) {
+        if (d->line_num == line && d->filename && !strcmp(d->filename, file)
+            && !strcasecmp(d->directive, "SetHandler")) {
+            const char *a = d->args;
+            size_t n = strlen(a);
 
-/* A key (with its punctuation) and n counters as a JSON array. */
-static void qc_json_counts(request_rec *r, const char *key,
-                           volatile apr_uint64_t *counts, unsigned n)
-{
-    unsigned k;
-
-    ap_rputs(key, r);
-    for (k = 0; k < n; k++) {
-        ap_rprintf(r, "%c%" APR_UINT64_T_FMT, k ? ',' : '[',
-                   apr_atomic_read64(&counts[k]));
-    }
-    ap_rputs(n ? "]" : "[]", r);
-}
-
-/* A per-tree counter, tree 1 (lowest) first; [0], rejections, left out. */
-static void qc_json_trees(request_rec *r, const char *key,
-                          volatile apr_uint64_t *by_level, unsigned levels)
-{
-    qc_json_counts(r, key, by_level + 1, levels);
-}
-
-/* The "vhosts" array and the closing brace. */
-static void qc_render_json_hosts(request_rec *r, const qc_global_view_t *g)
-{
-    unsigned k;
-    int i, first = 1;
-
-    ap_rputs(",\"vhosts\":[", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
-        int cls;
-
-        if (c == NULL) {
-            continue;
-        }
-        ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
-        first = 0;
-        qc_json_str(r, c->key);
-        ap_rprintf(r, ",\"levels\":%u,\"trees\":[", c->levels);
-        for (k = 1; k <= c->levels; k++) {
-            if (k > 1) {
-                ap_rputc(',', r);
+            if (n >= 2 && (a[0] == '"' || a[0] == '\'') && a[n - 1] == a[0]) {
+                a++;
+                n -= 2;
             }
-            qc_json_str(r, qc_tree_name(c, k));
+            return n == 13 && !strncasecmp(a, "qosctl-status", n);
         }
-        ap_rprintf(r, "],\"guaranteed\":%s,\"rmax\":",
-                   c->guaranteed ? "true" : "false");
-        qc_json_num(r, c->guaranteed ? c->rmax : 0.0 / 0.0);
-        ap_rputs(",\"wmax\":", r);
-        qc_json_num(r, c->guaranteed ? c->wmax : 0.0 / 0.0);
-        qc_json_field(r, ",\"fixed_level\":",
-                      c->fixed_set ? c->fixed_level : 0.0 / 0.0);
-        ap_rputs(",\"classes\":{", r);
-        for (cls = 0; cls < QC_NCLASSES; cls++) {
-            qc_class_view_t v;
-            qc_class_shm_t *cs = &c->slot->cls[cls];
-            unsigned j;
-
-            qc_view(c, cls, &v);
-            ap_rprintf(r, "%s\"%s\":{", cls ? "," : "", qc_class_names[cls]);
-            for (j = 0; j < QC_NMETRICS; j++) {
-                ap_rprintf(r, "%s\"%s\":", j ? "," : "", qc_metrics[j].key);
-                qc_json_num(r, qc_metric(&v, &qc_metrics[j]));
-            }
-            qc_json_trees(r, ",\"tree_responses\":", cs->level_responses,
-                          c->levels);
-            qc_json_trees(r, ",\"tree_bytes\":", cs->level_bytes, c->levels);
-            qc_json_counts(r, ",\"bucket_arrived\":", cs->bucket_arrived,
-                           QC_BUCKETS);
-            ap_rputc('}', r);
+        if (qc_conf_sets_status(d->first_child, file, line)) {
+            return 1;
         }
-        ap_rputs("}}", r);
     }
-    ap_rputs("]}\n", r);
+    return 0;
 }
 
-static void qc_render_json(request_rec *r, const qc_global_view_t *g)
+/*
+ * Whether the whole server's status may be shown here: the SetHandler
+ * in effect is one of httpd's configuration, not a tenant's .htaccess
+ * (AllowOverride FileInfo allows SetHandler and RewriteRule's H=, so
+ * the handler's name alone proves nothing).  The expression core keeps
+ * for SetHandler says where it was written; httpd keeps its parsed
+ * configuration, which no .htaccess is part of.
+ */
+static int qc_server_scope_allowed(request_rec *r)
 {
-    const qc_server_conf *m = qc_rt.main;
-    unsigned k;
-    int first = 1;
+    const core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
+    const ap_expr_info_t *e = d ? d->expr_handler : NULL;
 
-    if (g->only) {
-        ap_rprintf(r, "{\"enabled\":true,\"scope\":\"host\","
-                   "\"fail_open\":%s", g->fail_open ? "true" : "false");
-        qc_render_json_hosts(r, g);
-        return;
-    }
-    ap_rprintf(r, "{\"enabled\":true,\"scope\":\"server\","
-               "\"generation\":%u,"
-               "\"controller\":{\"pid\":%u,\"periods\":%" APR_UINT64_T_FMT
-               ",\"age_seconds\":", qc_rt.shm->generation, g->pid,
-               g->periods);
-    qc_json_num(r, g->age < 0 ? 0.0 / 0.0 : g->age / 1e6);
-    ap_rprintf(r, ",\"fail_open\":%s,\"valve_firings\":%u,"
-               "\"surge_degraded\":%" APR_UINT64_T_FMT ",\"surge_rate\":",
-               g->fail_open ? "true" : "false", g->valves, g->surged);
-    qc_json_num(r, g->surge_rate);
-    ap_rputs(",\"cpu_ms_per_period\":", r);
-    qc_json_num(r, g->cpu_ms);
-    qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
-                  ? 0.0 / 0.0 : g->accept_queue);
-    qc_json_field(r, "},\"capacity\":{\"requests_per_second\":",
-                  g->capacity);
-    qc_json_field(r, ",\"full_quality\":", g->capacity_full);
-    ap_rprintf(r, ",\"lower_bound\":%s",
-               g->capacity_lower_bound ? "true" : "false");
-    qc_json_field(r, ",\"drop_ratio\":", g->drop_ratio);
-    qc_json_field(r, ",\"headroom\":", g->headroom);
-    qc_json_field(r, ",\"drop_tolerance\":", qc_rt.main->drop_tolerance);
-    qc_json_field(r, "},\"syn\":{\"received\":", g->syn);
-    qc_json_field(r, ",\"answered\":", g->synack);
-    qc_json_field(r, ",\"ratio\":", g->syn_ratio);
-    qc_json_field(r, "},\"power\":{\"watts\":", g->watts);
-    if (g->power_source) {
-        ap_rprintf(r, ",\"source\":\"%s\"", g->power_source);
-    }
-    else {
-        ap_rputs(",\"source\":null", r);
-    }
-    qc_json_field(r, "},\"model\":{\"a\":", g->a);
-    qc_json_field(r, ",\"b\":", g->b);
-    qc_json_field(r, ",\"c\":", g->c);
-    qc_json_field(r, ",\"d\":", g->d);
-    qc_json_field(r, "},\"utilization\":{\"measured\":", g->u_measured);
-    qc_json_field(r, ",\"bound\":", m->bound);
-    qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
-    qc_json_field(r, ",\"u_target\":", g->u_be_target);
-    ap_rprintf(r, ",\"mode\":\"%s\",\"refusing\":\"%s\"", g->be_mode,
-               g->refusing);
-    qc_json_field(r, "},\"period\":", m->period);
-    qc_json_field(r, ",\"calibration\":", g->calibration);
-    for (k = 0; k < g->ntrees; k++) {
-        qc_json_field(r, k ? "," : ",\"a_tree\":[", g->a_tree[k]);
-    }
-    ap_rputs("],\"warnings\":[", r);
-    for (k = 0, first = 1; k < QC_NWARNINGS; k++) {
-        if (g->warnings & qc_warnings[k].bit) {
-            ap_rprintf(r, "%s\"%s\"", first ? "" : ",", qc_warnings[k].kind);
-            first = 0;
-        }
-    }
-    ap_rputc(']', r);
-    qc_render_json_hosts(r, g);
-}
-
-static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
-                          double v)
-{
-    ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s gauge\n"
-               "qosctl_%s %s\n", name, help, name, name,
-               v != v ? "NaN" : qc_pdouble(r->pool, "%.15g", v));
-}
-
-/* What concerns the whole server: the resource, model and controller. */
-static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
-{
-    unsigned k;
-
-    qc_prom_gauge(r, "utilization_bound", "Utilization set point.",
-                  qc_rt.main->bound);
-    qc_prom_gauge(r, "utilization_measured",
-                  "Measured utilization of the bottleneck.", g->u_measured);
-    qc_prom_gauge(r, "model_a_seconds", "Model cost a of a served request.",
-                  g->a);
-    qc_prom_gauge(r, "model_b_seconds_per_byte", "Model cost b of a byte.",
-                  g->b);
-    qc_prom_gauge(r, "model_c_seconds", "Model cost c of a rejection.", g->c);
-    qc_prom_gauge(r, "model_d", "Model intercept (background load).", g->d);
-    qc_prom_gauge(r, "best_effort_level",
-                  "Best-effort loop output, fraction of the range.", g->m_be);
-    qc_prom_gauge(r, "controller_age_seconds",
-                  "Seconds since the controller's last period "
-                  "(-1: never ran).", g->age < 0 ? -1.0 : g->age / 1e6);
-    qc_prom_gauge(r, "accept_queue", "Connections waiting for httpd to "
-                  "accept them, at the last period (-1: unknown).",
-                  g->accept_queue);
-    qc_prom_gauge(r, "capacity_requests_per_second", "Requests per "
-                  "second the server takes with drops under the tolerance, "
-                  "as degraded (queue monitoring; NaN: none yet).",
-                  g->capacity);
-    qc_prom_gauge(r, "capacity_full_quality_requests_per_second",
-                  "The same at full quality.", g->capacity_full);
-    qc_prom_gauge(r, "capacity_lower_bound", "1 while the capacity is "
-                  "only a lower bound (no overload seen yet).",
-                  g->capacity_lower_bound);
-    qc_prom_gauge(r, "drop_ratio", "Connection attempts the kernel "
-                  "dropped over those made, last period.", g->drop_ratio);
-    qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
-                  "capacity.", g->headroom);
-    qc_prom_gauge(r, "syn_ratio", "Ohta and Andou's R = (SYNs - SYN-ACKs) / "
-                  "SYN-ACKs at the listeners, last period.", g->syn_ratio);
-    ap_rprintf(r, "# HELP qosctl_syn_received_total Connection attempts "
-               "(SYNs) at the listeners.\n"
-               "# TYPE qosctl_syn_received_total counter\n"
-               "qosctl_syn_received_total %.0f\n"
-               "# HELP qosctl_syn_answered_total Of those, the ones the "
-               "kernel answered (SYN-ACKs).\n"
-               "# TYPE qosctl_syn_answered_total counter\n"
-               "qosctl_syn_answered_total %.0f\n", g->syn, g->synack);
-    if (g->power_source) {
-        ap_rprintf(r, "# HELP qosctl_power_watts The server's power draw, "
-                   "last period (source rapl: measured; model: "
-                   "QosCtlPowerModel on the CPU's utilization).\n"
-                   "# TYPE qosctl_power_watts gauge\n"
-                   "qosctl_power_watts{source=\"%s\"} %s\n",
-                   g->power_source, g->watts != g->watts ? "NaN"
-                   : qc_pdouble(r->pool, "%.15g", g->watts));
-    }
-    ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
-               "run.\n# TYPE qosctl_controller_periods_total counter\n"
-               "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
-               g->periods);
-    ap_rprintf(r, "# HELP qosctl_controller_valve_firings_total Jumps of "
-               "load that saturated the resource within a period and sent "
-               "best effort to its lowest tree at once.\n"
-               "# TYPE qosctl_controller_valve_firings_total counter\n"
-               "qosctl_controller_valve_firings_total %u\n", g->valves);
-    ap_rprintf(r, "# HELP qosctl_surge_degraded_total Requests that came "
-               "past the surge guard's rate and were served from their "
-               "host's lowest tree.\n"
-               "# TYPE qosctl_surge_degraded_total counter\n"
-               "qosctl_surge_degraded_total %" APR_UINT64_T_FMT "\n",
-               g->surged);
-    qc_prom_gauge(r, "surge_rate", "Arrivals/s past which the surge "
-                  "guard serves the lowest tree (0: none).", g->surge_rate);
-    qc_prom_gauge(r, "calibration", "Measured over modelled utilization "
-                  "of the requests.", g->calibration);
-    ap_rputs("# HELP qosctl_request_cost_seconds Model cost of a request "
-             "by tree (0: the top tree, j: j below it).\n"
-             "# TYPE qosctl_request_cost_seconds gauge\n", r);
-    for (k = 0; k < g->ntrees; k++) {
-        ap_rprintf(r, "qosctl_request_cost_seconds{tree=\"%u\"} %s\n", k,
-                   qc_pdouble(r->pool, "%.15g", g->a_tree[k]));
-    }
-    ap_rputs("# HELP qosctl_warning 1 while the controller raises this "
-             "warning.\n# TYPE qosctl_warning gauge\n", r);
-    for (k = 0; k < QC_NWARNINGS; k++) {
-        ap_rprintf(r, "qosctl_warning{kind=\"%s\"} %d\n",
-                   qc_warnings[k].kind,
-                   (g->warnings & qc_warnings[k].bit) != 0);
-    }
-}
-
-static void qc_render_prom(request_rec *r, const qc_global_view_t *g)
-{
-    unsigned j, k;
-    int i, cls;
-
-    qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
-                  g->fail_open);
-    if (!g->only) {
-        qc_render_prom_server(r, g);
-    }
-    for (j = 0; j < QC_NMETRICS; j++) {
-        const qc_metric_t *m = &qc_metrics[j];
-        const char *sfx = m->counter ? "_total" : "";
-
-        ap_rprintf(r, "# HELP qosctl_%s%s %s\n# TYPE qosctl_%s%s %s\n",
-                   m->key, sfx, m->help, m->key, sfx,
-                   m->counter ? "counter" : "gauge");
-        for (i = 0; i < qc_rt.servers->nelts; i++) {
-            const qc_server_conf *c = qc_shown(g, i);
-            const char *vh;
-
-            if (c == NULL) {
-                continue;
-            }
-            vh = qc_prom_label(r->pool, c->key);
-            for (cls = 0; cls < QC_NCLASSES; cls++) {
-                qc_class_view_t v;
-
-                qc_view(c, cls, &v);
-                ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} "
-                           "%s\n", m->key, sfx, vh, qc_class_names[cls],
-                           qc_pdouble(r->pool, "%.15g", qc_metric(&v, m)));
-            }
-        }
-    }
-    ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
-             "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
-        const char *vh;
-
-        if (c == NULL) {
-            continue;
-        }
-        vh = qc_prom_label(r->pool, c->key);
-        for (cls = 0; cls < QC_NCLASSES; cls++) {
-            for (k = 1; k <= c->levels; k++) {
-                ap_rprintf(r, "qosctl_tree_responses_total{vhost=\"%s\","
-                           "class=\"%s\",tree=\"%s\"} %" APR_UINT64_T_FMT
-                           "\n", vh, qc_class_names[cls],
-                           qc_prom_label(r->pool, qc_tree_name(c, k)),
-                           apr_atomic_read64(
-                               &c->slot->cls[cls].level_responses[k]));
-            }
-        }
-    }
-}
-
-/* What concerns the whole server: the resource, model and controller. */
-static void qc_render_html_server(request_rec *r, const qc_global_view_t *g)
-{
-    unsigned j;
-
-    ap_rprintf(r, "<p>Utilization: measured %s, bound %s; model a = %s s, "
-               "b = %s s/B, c = %s s; best effort m = %s</p>\n",
-               qc_pdouble(r->pool, "%.3f", g->u_measured),
-               qc_pdouble(r->pool, "%.2f", qc_rt.main->bound),
-               qc_pdouble(r->pool, "%.3g", g->a),
-               qc_pdouble(r->pool, "%.3g", g->b),
-               qc_pdouble(r->pool, "%.3g", g->c),
-               qc_pdouble(r->pool, "%.3f", g->m_be));
-    ap_rprintf(r, "<p>Calibration (measured over modelled utilization) "
-               "%s; cost per request by tree, top first:",
-               qc_pdouble(r->pool, "%.3f", g->calibration));
-    for (j = 0; j < g->ntrees; j++) {
-        ap_rprintf(r, "%s %s s", j ? "," : "",
-                   qc_pdouble(r->pool, "%.3g", g->a_tree[j]));
-    }
-    ap_rputs("</p>\n", r);
-    ap_rprintf(r, "<p>Best effort's mode: %s; refusing: %s "
-               "(doc/control.md).</p>\n", g->be_mode, g->refusing);
-    for (j = 0; j < QC_NWARNINGS; j++) {
-        if (g->warnings & qc_warnings[j].bit) {
-            ap_rprintf(r, "<p><b>Warning (%s):</b> %s.</p>\n",
-                       qc_warnings[j].kind, qc_warnings[j].text);
-        }
-    }
-    if (g->age < 0) {
-        ap_rputs("<p>Controller: no heartbeat yet.</p>\n", r);
-    }
-    else {
-        ap_rprintf(r, "<p>Controller: pid %u, last period %.2f s ago, "
-                   "%" APR_UINT64_T_FMT " periods, %u valve firings, "
-                   "%" APR_UINT64_T_FMT " requests sent down by the surge "
-                   "guard (past %.0f req/s); %s "
-                   "connections waiting to be accepted%s.</p>\n", g->pid,
-                   g->age / 1e6, g->periods, g->valves, g->surged,
-                   g->surge_rate,
-                   g->accept_queue < 0 ? "unknown"
-                   : qc_pdouble(r->pool, "%.0f", g->accept_queue),
-                   g->fail_open ? " &mdash; <b>failing open</b>" : "");
-    }
-    if (g->capacity > 0.0) {
-        ap_rprintf(r, "<p>Capacity: %s%s requests/s as degraded, %s at "
-                   "full quality; headroom %s; drop ratio %s (tolerance "
-                   "%s).</p>\n", g->capacity_lower_bound ? "at least " : "",
-                   qc_pdouble(r->pool, "%.0f", g->capacity),
-                   qc_pdouble(r->pool, "%.0f", g->capacity_full),
-                   qc_pdouble(r->pool, "%.2f", g->headroom),
-                   qc_pdouble(r->pool, "%.4f", g->drop_ratio),
-                   qc_pdouble(r->pool, "%g", qc_rt.main->drop_tolerance));
-    }
-    if (g->power_source) {
-        ap_rprintf(r, "<p>Power: %s W (%s).</p>\n",
-                   qc_pdouble(r->pool, "%.1f", g->watts),
-                   !strcmp(g->power_source, "rapl") ? "measured by RAPL"
-                   : "QosCtlPowerModel on the CPU's utilization");
-    }
-}
-
-static void qc_render_html(request_rec *r, const qc_global_view_t *g)
-{
-    unsigned j;
-    int i, cls;
-
-    ap_rputs(DOCTYPE_HTML_4_01 "<html><head><title>mod_qosctl status"
-             "</title></head><body><h1>mod_qosctl</h1>\n", r);
-    if (g->only) {
-        ap_rprintf(r, "<p>%s</p>\n", g->fail_open ? "Control is off for now "
-                   "(<b>failing open</b>): every request is served at full "
-                   "quality." : "Control is on.");
-    }
-    else {
-        qc_render_html_server(r, g);
-    }
-    ap_rputs("<table border=\"1\"><tr><th>virtual server</th>"
-             "<th>class</th>", r);
-    for (j = 0; j < QC_NMETRICS; j++) {
-        ap_rprintf(r, "<th>%s</th>", qc_metrics[j].key);
-    }
-    ap_rputs("<th>responses by tree</th></tr>\n", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
-
-        if (c == NULL) {
-            continue;
-        }
-        for (cls = 0; cls < QC_NCLASSES; cls++) {
-            qc_class_view_t v;
-            unsigned k;
-
-            qc_view(c, cls, &v);
-            ap_rprintf(r, "<tr><td>%s%s</td><td>%s</td>",
-                       ap_escape_html(r->pool, c->key),
-                       c->guaranteed ? " (guaranteed)" : "",
-                       qc_class_names[cls]);
-            for (j = 0; j < QC_NMETRICS; j++) {
-                ap_rprintf(r, "<td>%s</td>", qc_pdouble(r->pool, "%.4g",
-                           qc_metric(&v, &qc_metrics[j])));
-            }
-            ap_rputs("<td>", r);
-            for (k = 1; k <= c->levels; k++) {
-                ap_rprintf(r, "%s%s: %" APR_UINT64_T_FMT, k > 1 ? ", " : "",
-                           ap_escape_html(r->pool, qc_tree_name(c, k)),
-                           apr_atomic_read64(
-                               &c->slot->cls[cls].level_responses[k]));
-            }
-            ap_rputs("</td></tr>\n", r);
-        }
-    }
-    ap_rputs("</table></body></html>\n", r);
+    return e && e->filename
+           && qc_conf_sets_status(ap_conftree, e->filename,
+                                  (int)e->line_number);
 }
 
 int qc_status_handler(request_rec *r)
 {
     qc_status_format_e fmt;
     qc_global_view_t g;
-    int host;
+    int host, narrowed = 0;
 
     host = !strcmp(r->handler, "qosctl-host-status");
     if (!host && strcmp(r->handler, "qosctl-status")) {
         return DECLINED;
+    }
+    if (!host && !qc_server_scope_allowed(r)) {
+        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "QosCtl: qosctl-status "
+                      "is not set by SetHandler in httpd's configuration "
+                      "here (an .htaccess?): showing this host only");
+        host = narrowed = 1;
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET) {
@@ -736,6 +277,7 @@ int qc_status_handler(request_rec *r)
     }
     qc_global_view(&g);
     g.only = host ? qc_sconf(r->server) : NULL;
+    g.narrowed = narrowed;
     if (fmt == QC_STATUS_JSON) {
         qc_render_json(r, &g);
     }
@@ -743,7 +285,7 @@ int qc_status_handler(request_rec *r)
         qc_render_prom(r, &g);
     }
     else {
-        qc_render_html(r, &g);
+        qc_render_html(r, &g, qc_parse_status_flag(r->args, "refresh"));
     }
     return OK;
 }

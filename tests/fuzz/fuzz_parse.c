@@ -388,6 +388,27 @@ static void fuzz_status_query(const char *s)
     FUZZ_CHECK(bad ? (int)fmt == 99 : fmt == want, s);
 }
 
+/* ?refresh=1: on where the last "refresh=" field is exactly that. */
+static void fuzz_status_flag(const char *s)
+{
+    const char *p = s, *last = NULL;
+
+    while (*p) {
+        const char *end = strchr(p, '&');
+
+        if (!strncmp(p, "refresh=", 8)) {
+            last = p + 8;
+        }
+        if (!end) {
+            break;
+        }
+        p = end + 1;
+    }
+    FUZZ_CHECK(qc_parse_status_flag(s, "refresh")
+               == (last && last[0] == '1' && (!last[1] || last[1] == '&')),
+               s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -415,6 +436,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_ifname(s);
     fuzz_cpulist(s, FUZZ_MAX_CPUS, 0);          /* QosCtlResource cpu */
     fuzz_status_query(s);                       /* ?format= */
+    fuzz_status_flag(s);                        /* ?refresh=1 */
     if (more) {
         fuzz_double_one(s, lo, hi);
         fuzz_long_one(s, llo, lhi);

@@ -228,7 +228,7 @@ def test_status_shows_model_warnings_and_spread(server_factory):
         value = prom.split('qosctl_warning{kind="%s"} ' % w)[1].split()[0]
         assert value == ("1" if w in st["warnings"] else "0")
     html = page()
-    assert "Calibration" in html and "spread_buckets" in html
+    assert "Calibration" in html and "Split groups" in html
 
 
 @pytest.mark.skipif(shutil.which("strace") is None,

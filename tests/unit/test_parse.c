@@ -495,6 +495,25 @@ START_TEST(status_query)
 }
 END_TEST
 
+/* ?refresh=1 asks the HTML page to reload itself; other values, other
+ * fields and a name that only starts the same do not. */
+START_TEST(status_flag)
+{
+    ck_assert_int_eq(qc_parse_status_flag("refresh=1", "refresh"), 1);
+    ck_assert_int_eq(qc_parse_status_flag("format=html&refresh=1",
+                                          "refresh"), 1);
+    ck_assert_int_eq(qc_parse_status_flag("refresh=1&t=5", "refresh"), 1);
+    ck_assert_int_eq(qc_parse_status_flag("refresh=1&refresh=0",
+                                          "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag("refresh=10", "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag("refreshx=1", "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag("xrefresh=1", "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag("refresh", "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag("", "refresh"), 0);
+    ck_assert_int_eq(qc_parse_status_flag(NULL, "refresh"), 0);
+}
+END_TEST
+
 START_TEST(url_prefix_output_buffer)
 {
     char out[6];
@@ -686,6 +705,7 @@ static Suite *parse_suite(void)
     tcase_add_test(tc, cpulist_accepts);
     tcase_add_test(tc, cpulist_rejects);
     tcase_add_test(tc, status_query);
+    tcase_add_test(tc, status_flag);
     suite_add_tcase(s, tc);
 
     return s;
