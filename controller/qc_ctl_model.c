@@ -11,12 +11,6 @@
 #include "qc_ctl_policy.h"
 #include "qc_math.h"
 
-/* Background load is there at every instant, so it is at most the
- * lowest reading of the last FLOOR to 2 FLOOR seconds; one that
- * fluctuates is charged on average, up to half the bound above that
- * (what the targets charge at most: qc_target_background). */
-#define QC_CTL_FLOOR_SECONDS 15.0
-
 /* Did a quantity change by half or more since the last period, at or
  * above `least` (below it, noise)? */
 int qc_jumped(double now, double prev, double least)
@@ -27,57 +21,12 @@ int qc_jumped(double now, double prev, double least)
            && hi >= least;
 }
 
-/*
- * The lowest reading of the last QC_CTL_FLOOR_SECONDS or more: two
- * windows, the current one and the one before (< 0 while there is no
- * reading yet).
- */
-static double qc_reading_floor(qc_ctl_t *ctl)
-{
-    double u = ctl->u_measured;
-
-    if (u >= 0.0) {
-        if (ctl->floor_age >= QC_CTL_FLOOR_SECONDS) {
-            ctl->floor_prev = ctl->floor_cur;
-            ctl->floor_cur = -1.0;
-            ctl->floor_age = 0.0;
-        }
-        if (ctl->floor_cur < 0.0 || u < ctl->floor_cur) {
-            ctl->floor_cur = u;
-        }
-        ctl->floor_age += ctl->cfg->period;
-    }
-    if (ctl->floor_prev >= 0.0 && ctl->floor_prev < ctl->floor_cur) {
-        return ctl->floor_prev;
-    }
-    return ctl->floor_cur;
-}
-
 /* The period the valve fired in, and the next: the fit would learn the
  * top tree's work queued before it fired as theirs (a PHP site's
  * snapshots were fitted at 2.3 times their cost, and 503s followed). */
 static int qc_valve_lag(const qc_ctl_t *ctl)
 {
     return ctl->tick.valved || ctl->tick.valved_last;
-}
-
-/*
- * The end of a background that saturated the resource alone: the fit's
- * d and the calibration were taught by its censored readings (and k by
- * its first period, as it began among requests), and no reading with
- * traffic tells what is left of it from the requests' load.  Both go
- * back to what stands without it, the d of before and the fit's own
- * costs; what is left is for the background's test to find.
- */
-void qc_background_gone(qc_ctl_t *ctl)
-{
-    ctl->bg.full = 0;
-    ctl->bg.below = 0;
-    ctl->bg.seen = 0.0;
-    ctl->bg.wait = 0.0;
-    qc_rls_limit_d(&ctl->rls, ctl->bg.d0);
-    qc_ctl_model_from_rls(ctl);
-    qc_calib_init(&ctl->calib);
 }
 
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
@@ -91,38 +40,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     unsigned i, j;
     int k, fresh;
 
-    /* A fit can be taught a background the resource never showed (in
-     * CI, periods with no arrivals read 0.99 while earlier replies
-     * drained): the calibration would take it out of every reading and
-     * the loops would see no load.  Projected before the update, so that
-     * its residual is not the wrong d's, and after. */
-    floor = qc_reading_floor(ctl);
-    if (floor >= 0.0) {
-        floor += 0.5 * cfg->bound;
-        qc_rls_limit_d(&ctl->rls, floor);
-    }
-    /* A period best effort spent at its lowest tree to test the
-     * background (qc_be_test_start) read the background and
-     * what was left of the requests: no background is more. */
-    if (ctl->bg.test && u >= 0.0) {
-        ctl->bg.restore = qc_rls_d(&ctl->rls) * QC_CTL_TEST_NOISE <= u
-                          ? ctl->bg.m : 0.0;
-        ctl->bg.seen = u;
-        qc_rls_limit_d(&ctl->rls, u);
-        ctl->bg.test = 0;
-        /* Everything at its lowest tree and well short of saturated
-         * (past a sensor's rounding): the saturation was the requests'. */
-        if (ctl->bg.full
-            && u < 0.5 * (cfg->bound + QC_PI_SATURATED)) {
-            qc_background_gone(ctl);
-            ctl->bg.restore = 0.0;
-        }
-    }
-    /* What the fit's d was before a background saturated the resource
-     * alone (qc_note_background_alone). */
-    if (!ctl->bg.alone && !ctl->bg.full) {
-        ctl->bg.d0 = qc_rls_d(&ctl->rls);
-    }
+    floor = qc_bg_before_fit(ctl);
     memset(&x, 0, sizeof(x));
     for (i = 0; i < cfg->nvs; i++) {
         unsigned levels = cfg->vs[i].levels;
@@ -162,9 +80,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     ctl->prev_w = x.w;
     ctl->prev_served = served;
     ctl->prev_rej = x.r_rej;
-    if (floor >= 0.0) {
-        qc_rls_limit_d(&ctl->rls, floor);
-    }
+    qc_bg_after_fit(ctl, floor);
     qc_ctl_model_from_rls(ctl);
     /* Last period's decided load in the new model's terms: a change of
      * the fit is no change of the load (qc_reading). */

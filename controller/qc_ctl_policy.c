@@ -271,65 +271,6 @@ static void qc_check_resource(qc_ctl_t *ctl)
 }
 
 /*
- * Load the server does not cause is not shed by refusing its own
- * requests: the calibration takes the fitted background d (learnt from
- * idle periods above all) out of the reading, so the loops see only the
- * requests' share.  When d alone reaches the bound, the bound cannot be
- * held by shedding anything: the requests keep at least half the bound
- * (qc_target_background), and the status page says why it is exceeded.
- */
-static void qc_check_background(qc_ctl_t *ctl)
-{
-    if (ctl->model.d >= ctl->cfg->bound || ctl->bg.full) {
-        ctl->warnings |= QC_WARN_BACKGROUND;
-    }
-    else if (ctl->model.d < 0.8 * ctl->cfg->bound) {
-        ctl->warnings &= ~QC_WARN_BACKGROUND;
-    }
-}
-
-/*
- * A background that saturates the resource while nothing of the
- * server's is under way (no arrivals, no replies, nothing left to
- * drain) for QC_CTL_TEST_PERIODS in a row: while the reading stays
- * saturated, no level lowers it, and the loops hold every class at its
- * top (invariant (v); the fit cannot tell how much of a saturated
- * reading is whose, and its calibration may be what the background
- * taught it as it began).  The background's test looks again every
- * QC_CTL_TEST_SECONDS, every class at its lowest tree, so that a
- * saturation the requests take over from it is met (qc_ctl_update_model
- * ends it then).  Otherwise QC_CTL_TEST_PERIODS unsaturated readings in
- * a row end it (one may be the sensor's rounding: at T = 0.25 s a tick
- * is 4% of the CPU).
- */
-static void qc_note_background_alone(qc_ctl_t *ctl)
-{
-    double served = 0.0;
-    unsigned i;
-
-    if (!(ctl->u_measured >= 0.0)) {
-        return;
-    }
-    if (!qc_pi_capped(ctl->u_measured)) {
-        ctl->bg.alone = 0;
-        if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_TEST_PERIODS) {
-            qc_background_gone(ctl);
-        }
-        return;
-    }
-    ctl->bg.below = 0;
-    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
-        served += ctl->cls[i].r_served;
-    }
-    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->sat.draining) {
-        ctl->bg.alone = 0;
-    }
-    else if (++ctl->bg.alone >= QC_CTL_TEST_PERIODS) {
-        ctl->bg.full = 1;
-    }
-}
-
-/*
  * Whose load this period's reading shows (QC_CALIB_*): a drain's
  * backlog's as much as this period's; and a period whose decided load
  * jumped (a step) is read by a sensor that still lags it: a fall says
@@ -415,8 +356,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
         ctl->cls[i].u = ctl->calib.k * ctl->cls[i].u_model;
     }
     qc_check_resource(ctl);
-    qc_note_background_alone(ctl);
-    qc_check_background(ctl);
+    qc_bg_note_alone(ctl);
     qc_note_relief(ctl);
 
     for (i = 0; i < cfg->nvs; i++) {

@@ -50,6 +50,17 @@
 
 /* qc_ctl_model.c */
 int qc_jumped(double now, double prev, double least);
+
+/*
+ * qc_ctl_background.c, the one writer of the background d besides the
+ * fit itself.  Before the fit's update: the period's bound on d (the
+ * reading floor's, < 0 none), a test period's reading applied; after
+ * it, the bound again.  Once the levels' inputs are known: whether a
+ * background saturates the resource alone, and the warning.
+ */
+double qc_bg_before_fit(qc_ctl_t *ctl);
+void qc_bg_after_fit(qc_ctl_t *ctl, double floor);
+void qc_bg_note_alone(qc_ctl_t *ctl);
 void qc_background_gone(qc_ctl_t *ctl);
 double qc_class_model_util(const qc_model_t *mod,
                            const qc_ctl_class_t *cl, unsigned levels);
