@@ -165,6 +165,7 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     qc_ctl_rescale(ctl, in.rescale);
     ctl->u_measured = in.u;
     qc_ctl_sense(ctl, in.dt);
+    qc_ctl_classify(ctl);
     qc_ctl_update_model(ctl);
     qc_ctl_add_queued(ctl, in.queued, in.dt);
     qc_ctl_policy(ctl);

@@ -94,6 +94,23 @@ typedef struct {
     qc_spread_t spread;
 } qc_ctl_class_t;
 
+/*
+ * What the period's reading is, classified once, in sensing
+ * (qc_ctl_classify), for every later stage to read.
+ */
+typedef struct {
+    int known;          /* the sensors could be read */
+    int saturated;      /* qc_pi_capped: a lower bound of the load, no
+                         * measure of it */
+    int fresh;          /* the last period's reading was not saturated */
+    int lagging;        /* the valve fired in this period or the last:
+                         * the sensor still shows work queued before */
+    int jumped;         /* bytes sent, replies or refusals moved by half
+                         * or more since the last period */
+    double served;      /* replies/s over every class, and bytes/s and */
+    double w, r_rej;    /* refusals/s: what the fit's sample sums */
+} qc_reading_t;
+
 /* Saturation, and the backlog it leaves (qc_ctl_policy.c). */
 typedef struct {
     double backlog;             /* decided, not yet sent (periods of U) */
@@ -180,13 +197,13 @@ typedef struct {
     /* Sensing (qc_ctl_sense.c): the reading and what it is read
      * against. */
     double u_measured;          /* < 0 when no sensor could be read */
+    qc_reading_t reading;       /* and what it is */
     double prev_u;      /* last period's u_measured (set as a step ends) */
     long queued;                /* accept queues at the last period */
     /* The link's measured backlog (the input's sendq_bytes), seconds of
      * its time, < 0 unknown; and what it showed (qc_overflow.h). */
     double sent_backlog, link_bps;      /* and the link's bytes/s */
     double prev_sent_backlog;   /* at the last period, < 0 unknown */
-    double prev_served, prev_w, prev_rej;       /* last period's totals */
     double floor_cur, floor_prev;       /* lowest readings (qc_ctl_policy.c) */
     double floor_age;           /* seconds into floor_cur's window */
     unsigned low_queued;        /* periods: resource low, queues full */

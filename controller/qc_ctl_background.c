@@ -132,10 +132,10 @@ static void qc_bg_alone(qc_ctl_t *ctl)
     double served = 0.0;
     unsigned i;
 
-    if (!(ctl->u_measured >= 0.0)) {
+    if (!ctl->reading.known) {
         return;
     }
-    if (!qc_pi_capped(ctl->u_measured)) {
+    if (!ctl->reading.saturated) {
         ctl->bg.alone = 0;
         if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_TEST_PERIODS) {
             qc_background_gone(ctl);

@@ -209,7 +209,7 @@ static void qc_be_note_over(qc_ctl_t *ctl)
 
     ctl->bg.wait -= cfg->period;
     if (ctl->u_measured > cfg->bound + QC_CTL_TEST_OVER
-        || qc_pi_capped(ctl->u_measured)) {
+        || ctl->reading.saturated) {
         ctl->bg.over++;
     }
     else {
@@ -254,7 +254,7 @@ static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
                                  double lowest, double target,
                                  double m_over, const char **why)
 {
-    int saturated = qc_pi_capped(ctl->u_measured);
+    int saturated = ctl->reading.saturated;
 
     if (m_over >= 0.0) {
         *why = "the link's queue does not drain at the lowest tree";
@@ -301,7 +301,7 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     const qc_ctl_config_t *cfg = ctl->cfg;
     double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target, follow;
     double lowest = 1.0 / qc_min_levels(ctl);
-    int saturated = qc_pi_capped(ctl->u_measured), restored = 0;
+    int saturated = ctl->reading.saturated, restored = 0;
     qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;

@@ -168,7 +168,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
             ctl->cp.rpc = qc_clampd(r * dt / s.accepted, 1.0, 1e4);
         }
         rate = 0.0;
-        if (qc_pi_capped(ctl->u_measured)
+        if (ctl->reading.saturated
             && s.queue_avg < QC_CAP_QUEUE_SEEN * p.queue_limit) {
             /* A resource saturated all period is the bottleneck even
              * when the accept queues do not show it (an event MPM

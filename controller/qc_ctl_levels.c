@@ -129,11 +129,10 @@ int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
                 double u, double m_ff, double lowest, int first_ok)
 {
     double m = qc_pi_output(pi), lo = m < lowest ? m : lowest;
-    int saturated = qc_pi_capped(ctl->u_measured);
+    int saturated = ctl->reading.saturated;
     int counted = saturated && ctl->queued >= 0;
 
-    if (saturated && !counted
-        && !(first_ok && !qc_pi_capped(ctl->prev_u))) {
+    if (saturated && !counted && !(first_ok && ctl->reading.fresh)) {
         return 0;
     }
     if (saturated && m_ff > m) {
@@ -158,7 +157,7 @@ void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
     if (!helps) {
         qc_pi_hold_floor(pi, lowest);
     }
-    else if (ctl->u_measured >= 0.0 && ctl->u_measured < ctl->cfg->bound) {
+    else if (ctl->reading.known && ctl->u_measured < ctl->cfg->bound) {
         qc_pi_hold_floor(pi, before < lowest ? before : lowest);
     }
 }

@@ -11,24 +11,6 @@
 #include "qc_ctl_policy.h"
 #include "qc_math.h"
 
-/* Did a quantity change by half or more since the last period, at or
- * above `least` (below it, noise)? */
-int qc_jumped(double now, double prev, double least)
-{
-    double hi = now > prev ? now : prev;
-
-    return hi > 0.0 && (now > prev ? now - prev : prev - now) >= 0.5 * hi
-           && hi >= least;
-}
-
-/* The period the valve fired in, and the next: the fit would learn the
- * top tree's work queued before it fired as theirs (a PHP site's
- * snapshots were fitted at 2.3 times their cost, and 503s followed). */
-static int qc_valve_lag(const qc_ctl_t *ctl)
-{
-    return ctl->tick.valved || ctl->tick.valved_last;
-}
-
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
 
 void qc_ctl_update_model(qc_ctl_t *ctl)
@@ -36,9 +18,10 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_model_t before = ctl->model;
     qc_rls_sample_t x;
-    double served = 0.0, u = ctl->u_measured, floor, u_old, u_new;
+    const qc_reading_t *rd = &ctl->reading;
+    double floor, u_old, u_new;
     unsigned i, j;
-    int k, fresh;
+    int k;
 
     floor = qc_bg_before_fit(ctl);
     memset(&x, 0, sizeof(x));
@@ -50,12 +33,11 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
 
             for (j = 1; j <= levels; j++) {
                 x.r[levels - j] += cl->r_served_tree[j];
-                served += cl->r_served_tree[j];
             }
-            x.w += cl->w;
-            x.r_rej += cl->r_rej;
         }
     }
+    x.w = rd->w;
+    x.r_rej = rd->r_rej;
     /* A saturated reading bounds the load of the period's own requests
      * from below only if nothing was queued when it began: after a
      * saturated period it is the backlog's as much as theirs (periods
@@ -66,20 +48,19 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * The fit censors the ones it keeps.  Otherwise,
      * right after a jump of the load and in the period after a
      * saturated one with work left to drain, the sensor still sees old
-     * load: such a period would teach the model the lag, not the costs. */
-    fresh = !qc_pi_capped(ctl->prev_u);
-    if (u >= 0.0 && !qc_valve_lag(ctl) && (qc_pi_capped(u)
-                     ? fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                                 && served > 0.0)
-                     : ((fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
-                        && !qc_jumped(x.w, ctl->prev_w, 1.0)
-                        && !qc_jumped(served, ctl->prev_served, 1.0)
-                        && !qc_jumped(x.r_rej, ctl->prev_rej, 1.0)))) {
-        qc_rls_update(&ctl->rls, &x, u);
+     * load: such a period would teach the model the lag, not the costs.
+     * So does the period the valve fired in, and the next: the fit would
+     * learn the top tree's work queued before it fired as the lowest's
+     * (a PHP site's snapshots were fitted at 2.3 times their cost, and
+     * 503s followed). */
+    if (rd->known && !rd->lagging
+        && (rd->saturated
+            ? rd->fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
+                            && rd->served > 0.0)
+            : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
+              && !rd->jumped)) {
+        qc_rls_update(&ctl->rls, &x, ctl->u_measured);
     }
-    ctl->prev_w = x.w;
-    ctl->prev_served = served;
-    ctl->prev_rej = x.r_rej;
     qc_bg_after_fit(ctl, floor);
     qc_ctl_model_from_rls(ctl);
     /* Last period's decided load in the new model's terms: a change of

@@ -133,7 +133,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
     double before = ctl->sat.backlog, q = qc_waiting_work(ctl);
 
-    if (qc_pi_capped(ctl->u_measured)) {
+    if (ctl->reading.saturated) {
         double excess = (ctl->sat.k_unsaturated > 0.0 ? ctl->sat.k_unsaturated
                          : ctl->calib.k) * u_model + ctl->model.d
                         - ctl->u_measured;
@@ -150,7 +150,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
                              : before > 0.0 && ctl->sat.backlog >= before)
                             ? ctl->sat.backlog_grew + 1 : 0;
     }
-    else if (ctl->u_measured >= 0.0) {
+    else if (ctl->reading.known) {
         ctl->sat.backlog = 0.0;
         ctl->sat.saturated_for = 0.0;
         ctl->sat.backlog_grew = 0;
@@ -223,7 +223,7 @@ static void qc_note_link_queue(qc_ctl_t *ctl, double lowest)
     }
     qc_overflow_observe(&ctl->ovf, ctl->sent_backlog >= 0.0,
                         qc_pi_output(&ctl->be) <= lowest + 1e-9,
-                        qc_pi_capped(ctl->u_measured),
+                        ctl->reading.saturated,
                         ctl->sent_backlog
                         + (ctl->queued > 0 ? (double)ctl->queued : 0.0)
                           * qc_lowest_reply_seconds(ctl),
@@ -234,7 +234,7 @@ static void qc_note_link_queue(qc_ctl_t *ctl, double lowest)
  * that begins next is reckoned against (qc_update_backlog). */
 static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->u_measured >= 0.0 && !qc_pi_capped(ctl->u_measured)) {
+    if (ctl->reading.known && !ctl->reading.saturated) {
         double excess = ctl->calib.k * u_model + ctl->model.d
                         - ctl->u_measured;
 
@@ -253,7 +253,7 @@ static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
  */
 static void qc_check_resource(qc_ctl_t *ctl)
 {
-    if (ctl->u_measured >= 0.0 && ctl->u_measured < 0.5 * ctl->cfg->bound
+    if (ctl->reading.known && ctl->u_measured < 0.5 * ctl->cfg->bound
         && ctl->queued >= QC_WARN_QUEUE) {
         if (ctl->low_queued < 2 * QC_WARN_PERIODS) {
             ctl->low_queued++;

@@ -49,7 +49,6 @@
 #define QC_CTL_TEST_NOISE 0.95
 
 /* qc_ctl_model.c */
-int qc_jumped(double now, double prev, double least);
 
 /*
  * qc_ctl_background.c, the one writer of the background d besides the

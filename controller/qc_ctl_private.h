@@ -33,6 +33,11 @@ static APR_INLINE apr_uint32_t qc_ctl_unit_code(const char *unit)
 void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
                         qc_ctl_counts_t *c);
 void qc_ctl_sense(qc_ctl_t *ctl, double dt);
+/* The period's reading classified (qc_reading_t), after qc_ctl_sense. */
+void qc_ctl_classify(qc_ctl_t *ctl);
+/* Did a quantity change by half or more since the last period, at or
+ * above `least` (below it, noise)? */
+int qc_jumped(double now, double prev, double least);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 

@@ -97,6 +97,45 @@ void qc_ctl_sense(qc_ctl_t *ctl, double dt)
     }
 }
 
+/* Did a quantity change by half or more since the last period, at or
+ * above `least` (below it, noise)? */
+int qc_jumped(double now, double prev, double least)
+{
+    double hi = now > prev ? now : prev;
+
+    return hi > 0.0 && (now > prev ? now - prev : prev - now) >= 0.5 * hi
+           && hi >= least;
+}
+
+void qc_ctl_classify(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_reading_t *rd = &ctl->reading, last = *rd;
+    double u = ctl->u_measured;
+    unsigned i, j;
+    int k;
+
+    rd->known = u >= 0.0;
+    rd->saturated = qc_pi_capped(u);
+    rd->fresh = !qc_pi_capped(ctl->prev_u);
+    rd->lagging = ctl->tick.valved || ctl->tick.valved_last;
+    rd->served = rd->w = rd->r_rej = 0.0;
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            for (j = 1; j <= cfg->vs[i].levels; j++) {
+                rd->served += cl->r_served_tree[j];
+            }
+            rd->w += cl->w;
+            rd->r_rej += cl->r_rej;
+        }
+    }
+    rd->jumped = qc_jumped(rd->w, last.w, 1.0)
+                 || qc_jumped(rd->served, last.served, 1.0)
+                 || qc_jumped(rd->r_rej, last.r_rej, 1.0);
+}
+
 /*
  * Requests decided so far, of every host a loop drives, at a tree above
  * its lowest: what the valve (qc_ctl_valve) can still degrade.
