@@ -110,6 +110,18 @@ def test_pinned_level_is_logged_not_applied(server_factory):
                    for line in lines if line.startswith("/x.txt")), lines
 
 
+def test_agent_weighs_what_is_served_not_what_would_be(server_factory):
+    # Under QosCtl On this host rejects, and the agent check drains the
+    # server (test_agent); under LogOnly everyone is served in full.
+    from test_agent import REPLY, ask
+    aport = qcharness.free_port()
+    s = server_factory("QosCtl LogOnly\n" + TREES + "QosCtlFixedLevel 0.5\n"
+                       "QosCtlAgentListen 127.0.0.1:%d\n" % aport).start()
+    assert qcharness.wait_for(lambda: s.status()["controller"]["periods"])
+    reply = qcharness.wait_for(lambda: REPLY.match(ask(aport)))
+    assert reply and int(reply.group(1)) >= 55, reply
+
+
 def test_on_shows_no_dry_run(server_factory):
     s = server_factory("QosCtl On\n" + TREES + "QosCtlFixedLevel 1\n")
     s.start()
