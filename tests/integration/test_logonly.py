@@ -136,7 +136,7 @@ def test_on_shows_no_dry_run(server_factory):
     assert b"Dry run" not in html
 
 
-def test_overload_on_a_shaped_link_serves_everything_in_full(linkbed):  # noqa: F811
+def test_overload_on_a_link_is_served_in_full(linkbed):  # noqa: F811
     # About twice what the link carries at the bound with 64 KB replies,
     # from 40 client addresses: under QosCtl On the controller degrades
     # (test_controller); under LogOnly it only says it would.
