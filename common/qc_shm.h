@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  14u
+#define QC_SHM_VERSION  15u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -54,6 +54,12 @@ typedef struct {
      * configured).  Their sums are the class's (qc_cls_responses). */
     volatile apr_uint64_t level_responses[QC_MAX_TREES + 1];
     volatile apr_uint64_t level_bytes[QC_MAX_TREES + 1];
+    /* QosCtl LogOnly: requests the actuator would have sent below the
+     * top tree, by that tree; [0]: would have answered 503.  Each was
+     * served from the top tree and counted there in level_arrived, so
+     * the controller's fit learns each tree's cost from what it served
+     * (qc_dry_run in mod_qosctl/qc_request.c). */
+    volatile apr_uint64_t would_arrived[QC_MAX_TREES];
     /* Requests decided on below the top level, by bucket of their
      * client's hash N (QC_BUCKETS in qc_level.h): how the load of a class
      * spreads over its clients, so the controller can see when a few

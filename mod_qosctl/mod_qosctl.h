@@ -57,6 +57,7 @@ typedef struct qc_server_conf qc_server_conf;
 struct qc_server_conf {
     /* Main server only (the controller's settings). */
     int enabled;                /* QosCtl, QC_UNSET until given */
+    int log_only;               /* QosCtl LogOnly: enabled, a dry run */
     double bound;
     double period;
     double gain_margin;
@@ -110,6 +111,7 @@ typedef struct {
     int counted;                /* arrival already counted */
     int surged;                 /* sent to the lowest tree by the guard */
     int kept;                   /* its connection's tree (qc_level_keeps) */
+    int would;                  /* LogOnly: level is what it would be */
 } qc_request_t;
 
 /* The module-wide runtime state, valid after post_config. */

@@ -148,8 +148,14 @@ static int qc_agent_view(qc_agent_view_t *v, const char *host, int *scope)
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_class_shm_t *cs = &c->slot->cls[k];
 
+            /* QosCtl LogOnly serves every class in full, whatever
+             * level it would set: a balancer must not move load for
+             * what is only logged. */
+            if (qc_rt.main->log_only) {
+                qc_agent_add_class(v, c->levels, c->levels, 1);
+            }
             /* A pinned level applies whether or not traffic came. */
-            if (c->fixed_set) {
+            else if (c->fixed_set) {
                 qc_agent_add_class(v, c->fixed_level, c->levels, 1);
             }
             else if (fresh) {

@@ -115,14 +115,28 @@ void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     return c;
 }
 
-static const char *qc_cmd_enable(cmd_parms *cmd, void *dummy, int flag)
+/* On, Off or LogOnly (a dry run: decide and log, serve as with Off),
+ * without regard to case, as httpd takes its own flags. */
+static const char *qc_cmd_enable(cmd_parms *cmd, void *dummy,
+                                 const char *arg)
 {
+    qc_server_conf *g = qc_global(cmd);
     const char *err = qc_global_only(cmd);
 
     if (err) {
         return err;
     }
-    qc_global(cmd)->enabled = flag;
+    if (!strcasecmp(arg, "on") || !strcasecmp(arg, "logonly")) {
+        g->enabled = 1;
+        g->log_only = arg[0] == 'l' || arg[0] == 'L';
+    }
+    else if (!strcasecmp(arg, "off")) {
+        g->enabled = 0;
+        g->log_only = 0;
+    }
+    else {
+        return qc_bad(cmd, arg, "expected On, Off or LogOnly");
+    }
     return NULL;
 }
 
@@ -652,8 +666,10 @@ static const char *qc_cmd_fixed_level(cmd_parms *cmd, void *dummy,
 }
 
 const command_rec qc_cmds[] = {
-    AP_INIT_FLAG("QosCtl", qc_cmd_enable, NULL, RSRC_CONF,
-                 "On to control utilization, Off (default) to do nothing"),
+    AP_INIT_TAKE1("QosCtl", qc_cmd_enable, NULL, RSRC_CONF,
+                  "On to control utilization, LogOnly to log what it would "
+                  "do and serve everything in full, Off (default) to do "
+                  "nothing"),
     AP_INIT_TAKE1("QosCtlUtilizationBound", qc_cmd_bound, NULL, RSRC_CONF,
                   "utilization set point in (0, 1], default 0.58"),
     AP_INIT_TAKE1("QosCtlPeriod", qc_cmd_period, NULL, RSRC_CONF,

@@ -332,7 +332,9 @@ static void qc_tell_level(request_rec *r, const qc_server_conf *c,
  * QosCtlReasonHeader On, the client: nothing at full quality (no cost
  * at light load), else "excluded", "fail-open", or the tree and the
  * class's level, which says how far its loop (or QosCtlFixedLevel) has
- * gone: "degraded 1/2 m=1.43 basic", "rejected m=0.62 premium".
+ * gone: "degraded 1/2 m=1.43 basic", "rejected m=0.62 premium"; under
+ * QosCtl LogOnly what would have been: "would-degrade 1/2 m=1.43 basic",
+ * "would-reject m=0.62 premium".
  */
 static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
                            const qc_request_t *rq, apr_uint32_t m_fx,
@@ -348,7 +350,9 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
     }
     else {
         why = apr_psprintf(r->pool, "%s%s m=%.2f %s%s",
-                           rq->level ? "degraded " : "rejected",
+                           rq->would ? (rq->level ? "would-degrade "
+                                                  : "would-reject")
+                           : rq->level ? "degraded " : "rejected",
                            rq->level ? c->level_names[rq->level] : "",
                            qc_level_from_fx(m_fx),
                            rq->cls == QC_CLASS_PREMIUM ? "premium"
@@ -399,6 +403,25 @@ static void qc_count_arrival(const qc_server_conf *c, qc_request_t *rq,
 {
     qc_add64(&c->slot->cls[rq->cls].level_arrived[level], 1);
     rq->counted = 1;
+}
+
+/*
+ * QosCtl LogOnly, below the top: the request is counted as decided, at
+ * the tree (or the 503) it would have got, and logged so, but served
+ * from the top tree as with QosCtl Off.  Its arrival counts at the top
+ * tree, which serves it, so that the controller's fit learns each
+ * tree's cost from the work done: counted at the tree it would have
+ * got, full-tree work would pass for that tree's.
+ */
+static QC_RARE int qc_dry_run(request_rec *r, const qc_server_conf *c,
+                              qc_request_t *rq, apr_uint32_t m_fx)
+{
+    qc_add64(&c->slot->cls[rq->cls].would_arrived[rq->level], 1);
+    rq->would = 1;
+    qc_tell_reason(r, c, rq, m_fx, NULL);
+    rq->level = c->levels;
+    qc_count_arrival(c, rq, rq->level);
+    return DECLINED;
 }
 
 int qc_decide(request_rec *r)
@@ -475,6 +498,9 @@ int qc_decide(request_rec *r)
     }
     if (m_fx < c->top_fx) {
         qc_keep_level(r, c, rq, n, m_fx);
+    }
+    if (rq->level < c->levels && qc_rt.main->log_only) {
+        return qc_dry_run(r, c, rq, m_fx);
     }
     qc_count_arrival(c, rq, rq->level);
     qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);

@@ -103,6 +103,14 @@ void qc_render_prom(request_rec *r, const qc_global_view_t *g);
 void qc_render_html(request_rec *r, const qc_global_view_t *g,
                     int refresh);
 
+/* Label values escape backslash, double quote and newline. */
+const char *qc_prom_label(apr_pool_t *p, const char *s);
+
+/* qc_status_dry.c: what QosCtl LogOnly would have done */
+void qc_dry_json(request_rec *r, const qc_server_conf *c, int cls);
+void qc_dry_prom(request_rec *r, const qc_global_view_t *g);
+void qc_dry_html(request_rec *r, const qc_global_view_t *g);
+
 /* qc_status_svg.c */
 void qc_history_read(qc_history_t *h, apr_time_t now);
 void qc_svg_utilization(request_rec *r, const qc_history_t *h,

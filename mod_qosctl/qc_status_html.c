@@ -270,6 +270,7 @@ void qc_render_html(request_rec *r, const qc_global_view_t *g, int refresh)
     else {
         qc_html_server(r, g, h);
     }
+    qc_dry_html(r, g);
     qc_html_table_head(r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = qc_shown(g, i);

@@ -48,7 +48,7 @@ static void qc_json_str(request_rec *r, const char *s)
 }
 
 /* Label values escape backslash, double quote and newline. */
-static const char *qc_prom_label(apr_pool_t *p, const char *s)
+const char *qc_prom_label(apr_pool_t *p, const char *s)
 {
     char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
 
@@ -145,6 +145,7 @@ static void qc_render_json_hosts(request_rec *r, const qc_global_view_t *g)
             qc_json_trees(r, ",\"tree_bytes\":", cs->level_bytes, c->levels);
             qc_json_counts(r, ",\"bucket_arrived\":", cs->bucket_arrived,
                            QC_BUCKETS);
+            qc_dry_json(r, c, cls);
             ap_rputc('}', r);
         }
         ap_rputs("}}", r);
@@ -218,7 +219,8 @@ void qc_render_json(request_rec *r, const qc_global_view_t *g)
             first = 0;
         }
     }
-    ap_rputc(']', r);
+    ap_rprintf(r, "],\"log_only\":%s",
+               qc_rt.main->log_only ? "true" : "false");
     qc_render_json_hosts(r, g);
 }
 
@@ -355,6 +357,7 @@ void qc_render_prom(request_rec *r, const qc_global_view_t *g)
             }
         }
     }
+    qc_dry_prom(r, g);
     ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
              "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
     for (i = 0; i < qc_rt.servers->nelts; i++) {

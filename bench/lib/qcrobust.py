@@ -43,6 +43,12 @@ SERVERS = ("plain", "modqos", "qosctl")
 # plain Apache (the full tree) and mod_qosctl pinned to the lowest tree.
 FIXED = ("plain", "pinned")
 ALL_SERVERS = ("plain", "pinned", "modqos", "qosctl")
+# What --servers may name: those, and logonly, mod_qosctl's dry run
+# (QosCtl LogOnly: the controller decides, every reply is the full
+# tree's), run only when named.
+CHOICES = ALL_SERVERS + ("logonly",)
+# Servers whose controller decides, and logs its periods (ctl.tsv).
+DECIDING = ("qosctl", "logonly")
 BOUNDS = {"link": 0.9, "cpu": 0.6}
 SNAT_NET = "10.214"             # client addresses, routed to the client ns
 CLIENT_ADDR = "10.213.1.1"      # bench/testbed's first client namespace
@@ -473,20 +479,23 @@ def server(tb, site, kind, which, cal=None, prior=1.0, qos_n=None,
            keepalive=False, h2=False):
     """A BenchServer of one of ALL_SERVERS for kind (not started):
     pinned is mod_qosctl with QosCtlFixedLevel 1, every reply from the
-    lowest tree.  keepalive: Debian's KeepAlive settings (else off); h2:
-    HTTP/2 cleartext too (qcclients.server_options())."""
+    lowest tree; logonly the same as qosctl under QosCtl LogOnly.
+    keepalive: Debian's KeepAlive settings (else off); h2: HTTP/2
+    cleartext too (qcclients.server_options())."""
     conf = (KEEPALIVE_ON if keepalive else KEEPALIVE) + kind.conf
     if which == "plain":
         return qcbench.BenchServer(tb, site, None, conf=conf, http2=h2)
     if which == "modqos":
         return qcbench.BenchServer(tb, site, None, conf=conf + modqos_conf(
             kind.location, qos_n), http2=h2)
-    return qcbench.BenchServer(tb, site, qcbench.qosctl_conf(
+    qc = qcbench.qosctl_conf(
         tb, bound=kind.bound, period=1, log="ctl.tsv",
         fixed_level=1 if which == "pinned" else None,
         model=qosctl_model(kind, cal, prior),
-        resource=None if kind.resource == "link" else cpu_resource()),
-        conf=conf, http2=h2)
+        resource=None if kind.resource == "link" else cpu_resource())
+    if which == "logonly":
+        qc = qc.replace("QosCtl On\n", "QosCtl LogOnly\n", 1)
+    return qcbench.BenchServer(tb, site, qc, conf=conf, http2=h2)
 
 
 def pinned_server(tb, site, kind, log=False, backlog=None):
@@ -736,7 +745,7 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
                 snaps["own_" + key] = (time.time(),
                                        resource_seconds(tb, srv, cpu))
             with contextlib.suppress(Exception):
-                if which in ("qosctl", "pinned"):
+                if which in ("qosctl", "pinned", "logonly"):
                     snaps[key] = srv.counters()
         timers = [threading.Thread(target=snap, args=(k, t_probe + w),
                                    daemon=True)
@@ -752,9 +761,10 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
         for t in timers:
             t.join(5)
         samples = sampler.stop()
-        rows = srv.ctl_rows() if which == "qosctl" else []
-        if ctl_copy and which == "qosctl":
-            srv.copy_out("ctl.tsv", ctl_copy)
+        rows = srv.ctl_rows() if which in DECIDING else []
+        if ctl_copy and which in DECIDING:
+            srv.copy_out("ctl.tsv", ctl_copy if which == "qosctl"
+                         else ctl_copy.replace(".tsv", "-%s.tsv" % which))
     finally:
         sampler.halt.set()
         srv.cleanup()
@@ -774,7 +784,8 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
         over_reps = qcclients.sum_metrics([reps[i] for i in inside])
     us = [u for t, u in samples if ws + 1 < t <= we]
     frac = 1.0
-    if which in ("qosctl", "pinned") and "w0" in snaps and "w1" in snaps:
+    if which in ("qosctl", "pinned", "logonly") and "w0" in snaps \
+            and "w1" in snaps:
         n = [snaps["w1"]["tree_responses"][k]
              - snaps["w0"]["tree_responses"][k] for k in (0, 1)]
         frac = n[1] / sum(n) if sum(n) else None
@@ -820,6 +831,10 @@ def run_one(tb, site, kind, cal, which, load, light, over, ramp, timeout,
            if which == "qosctl" else None,
            "settle": settle(u_periods, kind.bound),
            "below": below, "strays": strays, "periods": len(u_periods),
+           # the basic class's level over the overload, as set (qosctl)
+           # or as it would be (logonly)
+           "m_med": qcmetrics.percentile(
+               [r["m"] for r in rows if ws < r["time"] <= we + 0.5], 50),
            "rt_med_ms": qcmetrics.percentile(served, 50),
            "rt_p95_ms": qcmetrics.percentile(served, 95),
            "rt_p95_held_ms": qcmetrics.percentile(held, 95),
