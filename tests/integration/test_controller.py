@@ -719,4 +719,10 @@ def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
     assert result["s5xx"] > 0 and first is not None
     # within 6 s of load; the modelled backlog could not before 10 s
     assert first * period <= 6.0
-    assert late[len(late) // 2] < 0.95
+    # From 3 s after the first refusal (the queue drained) to the end:
+    # most periods unsaturated.  Over that whole stretch, not the last
+    # 3 s alone, whose dozen readings one swing of the level can fill.
+    after = sorted(r["U_measured"] for r in busy[first + int(3 / period):])
+    print("U from 3 s after the first refusal: median %.2f of %d"
+          % (after[len(after) // 2], len(after)))
+    assert len(after) >= 8 and after[len(after) // 2] < 0.95
