@@ -3,9 +3,9 @@
 /*
  * Directives of mod_qosctl.  Syntax is checked here, as each line is
  * read; what needs the whole configuration (DocumentRoot, the number of
- * trees of a merged virtual host) is checked in qc_check_config(), which
- * httpd also runs for "apachectl -t".  Every message names the directive
- * and the offending value.
+ * trees of a merged virtual host, Listen ports) is checked in
+ * qc_check.c, which httpd also runs for "apachectl -t".  Every message
+ * names the directive and the offending value.
  */
 
 #include "httpd.h"
@@ -769,117 +769,4 @@ const char *qc_server_key(apr_pool_t *p, server_rec *s)
     return apr_psprintf(p, "%s:%u",
                         s->server_hostname ? s->server_hostname : "_",
                         (unsigned)qc_server_port(s));
-}
-
-static const char *qc_docroot(server_rec *s)
-{
-    core_server_config *core = ap_get_core_module_config(s->module_config);
-
-    return core->ap_document_root;
-}
-
-/* Trees must exist as directories before the first request needs them. */
-static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
-                          qc_server_conf *c)
-{
-    const char *root = qc_docroot(s);
-    unsigned i;
-
-    for (i = 0; i < c->ntrees; i++) {
-        const char *dir = apr_pstrcat(ptemp, root, c->trees[i], NULL);
-        apr_finfo_t fi;
-        apr_status_t rv = apr_stat(&fi, dir, APR_FINFO_TYPE, ptemp);
-
-        if (rv != APR_SUCCESS || fi.filetype != APR_DIR) {
-            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
-                         "QosCtlContentTrees: invalid value '%s' for %s: "
-                         "%s is not a directory under DocumentRoot %s",
-                         c->trees[i][0] ? c->trees[i] : "/",
-                         qc_server_key(ptemp, s), dir, root);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
-                          qc_server_conf *c)
-{
-    unsigned levels = qc_levels_of(c);
-
-    if (c->fixed_set && c->fixed_level > levels) {
-        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "QosCtlFixedLevel: invalid value '%g' for %s: out of "
-                     "range 0..%u (the host has %u content tree%s)",
-                     c->fixed_level, qc_server_key(ptemp, s), levels,
-                     levels, levels == 1 ? "" : "s");
-        return 0;
-    }
-    return 1;
-}
-
-/*
- * Capacity planning (paper §5.1): the guarantees must fit under the
- * bound by the model known now, or some host's guarantee is a promise
- * the machine cannot keep.
- */
-static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
-                             const qc_server_conf *g)
-{
-    qc_model_t mod;
-    apr_array_header_t *names = apr_array_make(ptemp, 4, sizeof(char *));
-    apr_array_header_t *rmax = apr_array_make(ptemp, 4, sizeof(double));
-    apr_array_header_t *wmax = apr_array_make(ptemp, 4, sizeof(double));
-    char msg[2048];
-    server_rec *v;
-
-    memset(&mod, 0, sizeof(mod));
-    mod.a = g->model_a;
-    mod.b = g->model_b;
-    mod.c = g->model_c;
-    for (v = s; v; v = v->next) {
-        const qc_server_conf *c = qc_sconf(v);
-
-        if (c->guaranteed) {
-            APR_ARRAY_PUSH(names, const char *) = qc_server_key(ptemp, v);
-            APR_ARRAY_PUSH(rmax, double) = c->rmax;
-            APR_ARRAY_PUSH(wmax, double) = c->wmax;
-        }
-    }
-    if (names->nelts == 0) {
-        return 1;
-    }
-    if (qc_capacity_check(&mod, g->bound, (const char *const *)names->elts,
-                          (const double *)rmax->elts,
-                          (const double *)wmax->elts, names->nelts, NULL,
-                          NULL, msg, sizeof(msg)) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
-                     "QosCtlModel a=%s ms b=%s ms/KB)", msg,
-                     qc_pdouble(ptemp, "%g", g->bound),
-                     qc_pdouble(ptemp, "%g", g->model_a * 1e3),
-                     qc_pdouble(ptemp, "%g", g->model_b * 1e3 * 1024.0));
-        return 0;
-    }
-    return 1;
-}
-
-int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
-                    apr_pool_t *ptemp, server_rec *s)
-{
-    qc_server_conf *g = qc_sconf(s);
-    server_rec *v;
-    int ok = 1;
-
-    if (g->enabled != 1) {
-        return OK;
-    }
-    for (v = s; v; v = v->next) {
-        qc_server_conf *c = qc_sconf(v);
-
-        ok &= qc_check_trees(ptemp, v, c);
-        ok &= qc_check_fixed(ptemp, v, c);
-    }
-    ok &= qc_check_capacity(ptemp, s, g);
-    return ok ? OK : HTTP_INTERNAL_SERVER_ERROR;
 }

@@ -388,6 +388,19 @@ int qc_url_prefix_contains(const char *outer, const char *inner)
     return qc_uri_under(outer, lo, inner);
 }
 
+int qc_path_is_kernel(const char *real)
+{
+    static const char *const trees[] = { "/proc", "/sys", "/dev" };
+    unsigned i;
+
+    for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+        if (qc_url_prefix_contains(trees[i], real)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 const char *qc_parse_ifname(const char *s)
 {
     const char *p;

@@ -81,6 +81,12 @@ const char *qc_parse_ifname(const char *s);
 const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
                              unsigned max);
 
+/*
+ * Whether an absolute path, with its symbolic links resolved, is in the
+ * kernel's trees /proc, /sys or /dev, where no file of ours belongs.
+ */
+int qc_path_is_kernel(const char *real);
+
 /* The status page's formats, by ?format= */
 typedef enum {
     QC_STATUS_HTML,
