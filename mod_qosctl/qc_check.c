@@ -12,6 +12,7 @@
 #include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
+#include "http_main.h"
 #include "ap_listen.h"
 #include "apr_network_io.h"
 #include "apr_strings.h"
@@ -161,11 +162,13 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
 }
 
 /*
- * QosCtlLog and QosCtlStateFile are opened by root: a regular file of
- * its own or none yet, in a directory that exists, and not in the
- * kernel's trees, where a "file" can be a process's memory
- * (/proc/self/mem) or a setting.  The final component must not be a
- * symbolic link: the supervisor would not follow it.
+ * QosCtlLog and QosCtlStateFile are opened by root: in a directory that
+ * exists, not in the kernel's trees, where a "file" can be a process's
+ * memory (/proc/self/mem) or a setting, and a regular file of its own
+ * or none yet.  That last is the file's state, which may change: at a
+ * start, the supervisor's open refuses a symbolic link, a device or a
+ * hard link with a log line and goes on without the file (a planted
+ * link must not keep the server down); "apachectl -t" refuses them.
  */
 static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
                          const char *directive, const char *path)
@@ -186,6 +189,9 @@ static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
         why = apr_psprintf(ptemp, "its directory is %s, the kernel's "
                            "(/proc, /sys or /dev), not a place for files",
                            real);
+    }
+    else if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST) {
+        why = NULL;
     }
     else if (lstat(path, &st) == 0) {
         why = S_ISLNK(st.st_mode) ? "a symbolic link, which is not followed"

@@ -233,6 +233,20 @@ def _root_link(apache, name, target):
     return link
 
 
+def _planted(apache, name, make):
+    """A file of the ServerRoot made by make(path) once."""
+    path = os.path.join(apache.root, name)
+    if not os.path.lexists(path):
+        make(path)
+    return path
+
+
+def _hard_link(path):
+    with open(path + ".victim", "w"):
+        pass
+    os.link(path + ".victim", path)
+
+
 WHOLE = [
     ("agent-unresolvable",
      lambda a: ("QosCtlAgentListen no-such-host.invalid:8471",
@@ -291,6 +305,12 @@ WHOLE = [
      lambda a: ("QosCtlStateFile %s" % _root_link(a, "state-link",
                                                  "/proc/self/mem"),
                 ["QosCtlStateFile", "state-link'", "symbolic link"])),
+    ("state-fifo",
+     lambda a: ("QosCtlStateFile %s" % _planted(a, "fifo", os.mkfifo),
+                ["QosCtlStateFile", "fifo'", "not a regular file"])),
+    ("log-hard-link",
+     lambda a: ("QosCtlLog %s" % _planted(a, "linked.tsv", _hard_link),
+                ["QosCtlLog", "linked.tsv'", "another hard link"])),
     ("state-dir-missing",
      lambda a: ("QosCtlStateFile /nonexistent/qosctl.state",
                 ["QosCtlStateFile", "'/nonexistent/qosctl.state'",
