@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "qc_math.h"
+#include "qc_rls_private.h"
 
 #define NP QC_RLS_NP
 #define NT QC_RLS_TREES
@@ -67,32 +68,10 @@
 #define D_SD 0.5
 #define NOISE_SD 0.02
 
-/* theta_scaled = theta_natural * scale: R in kreq/s, W in MB/s. */
-static double scale_of(int i)
-{
-    return i < NT ? 1e3 : i == IB ? 1e6 : i == IC ? 1e3 : 1.0;
-}
-
 static double prior_sd(int i)
 {
     return i < NT ? A_SD : i == IB ? B_SD : i == IC ? C_SD : D_SD;
 }
-
-/* Physical ranges of the estimates we expose (natural units). */
-static double lo_nat(int i)
-{
-    return i == ID ? -QC_RLS_D_MAX : 0.0;
-}
-
-static double hi_nat(int i)
-{
-    return i < NT ? QC_RLS_A_MAX : i == IB ? QC_RLS_B_MAX
-           : i == IC ? QC_RLS_C_MAX : QC_RLS_D_MAX;
-}
-
-/* Belt and braces: directional forgetting keeps trace(P) below its
- * initial value in practice; this holds it regardless. */
-#define TRACE_MAX 1e7
 
 /* A utilization at or above U_SAT is clipped by the resource, a lower
  * bound of the load (censored); from U_UNCAPPED on it is no cap (a link
@@ -116,23 +95,6 @@ static double hi_nat(int i)
 #define CHANGE_W 0.2
 
 /*
- * The recursion itself runs unconstrained: projecting the estimate onto
- * the physical box would bias it for good, because a clamp applied while
- * a parameter is still poorly determined (the first few samples) is
- * never undone once the covariance has shrunk.  The internal estimate is
- * only kept inside a box twice as wide, so it cannot run away; the
- * getters and the prediction use the clamped values.
- */
-#define BOX 2.0
-
-static double box_hi(int i)
-{
-    double m = fmax(fabs(lo_nat(i)), fabs(hi_nat(i)));
-
-    return BOX * m * scale_of(i);
-}
-
-/*
  * Hold the estimate inside the physical ranges by projection in the
  * metric of P^-1: when a parameter is pulled back to a bound, the ones
  * correlated with it move as the data say they must.  Clamping alone
@@ -150,8 +112,8 @@ static void project_box(qc_rls_t *rls)
     for (pass = 0; pass < NP; pass++) {
         moved = 0;
         for (i = 0; i < NP; i++) {
-            double lo = lo_nat(i) * scale_of(i);
-            double hi = hi_nat(i) * scale_of(i);
+            double lo = qc_rls_lo(i) * qc_rls_scale_of(i);
+            double hi = qc_rls_hi(i) * qc_rls_scale_of(i);
             double v = rls->theta[i], excess = v - qc_clampd(v, lo, hi);
 
             if (excess == 0.0 || !(rls->p[i][i] > 0.0)) {
@@ -170,15 +132,15 @@ static void project_box(qc_rls_t *rls)
         }
     }
     for (i = 0; i < NP; i++) {
-        rls->theta[i] = qc_clampd(rls->theta[i], lo_nat(i) * scale_of(i),
-                               hi_nat(i) * scale_of(i));
+        rls->theta[i] = qc_clampd(rls->theta[i], qc_rls_lo(i) * qc_rls_scale_of(i),
+                               qc_rls_hi(i) * qc_rls_scale_of(i));
     }
 }
 
 /* Exposed value of scaled parameter i, in natural units. */
 static double estimate(const qc_rls_t *rls, int i)
 {
-    return qc_clampd(rls->theta[i] / scale_of(i), lo_nat(i), hi_nat(i));
+    return qc_clampd(rls->theta[i] / qc_rls_scale_of(i), qc_rls_lo(i), qc_rls_hi(i));
 }
 
 static double trace_of(const qc_rls_t *rls)
@@ -212,8 +174,8 @@ void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda)
     for (i = 0; i < NP; i++) {
         double v = i < NT ? a : i == IB ? b : i == IC ? c : 0.0;
 
-        rls->theta[i] = qc_clampd(v * scale_of(i), lo_nat(i) * scale_of(i),
-                               hi_nat(i) * scale_of(i));
+        rls->theta[i] = qc_clampd(v * qc_rls_scale_of(i), qc_rls_lo(i) * qc_rls_scale_of(i),
+                               qc_rls_hi(i) * qc_rls_scale_of(i));
     }
     reset_p(rls);
     rls->lambda = (lambda >= 0.9 && lambda <= 1.0) ? lambda : QC_RLS_LAMBDA;
@@ -236,7 +198,7 @@ static int regressor(const qc_rls_sample_t *x, double *phi)
         if (!isfinite(v) || v < 0.0) {
             return -1;
         }
-        phi[i] = v / scale_of(i);
+        phi[i] = v / qc_rls_scale_of(i);
         active += phi[i] != 0.0;
     }
     return active;
@@ -315,10 +277,10 @@ static void rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
         }
     }
     t = trace_of(rls);
-    if (t > TRACE_MAX) {
+    if (t > QC_RLS_TRACE_MAX) {
         for (i = 0; i < NP; i++) {
             for (j = 0; j < NP; j++) {
-                rls->p[i][j] *= TRACE_MAX / t;
+                rls->p[i][j] *= QC_RLS_TRACE_MAX / t;
             }
         }
     }
@@ -387,7 +349,7 @@ double qc_rls_predict(const qc_rls_t *rls, const qc_rls_sample_t *x)
         return NAN;
     }
     for (i = 0; i < NP; i++) {
-        v += estimate(rls, i) * phi[i] * scale_of(i);
+        v += estimate(rls, i) * phi[i] * qc_rls_scale_of(i);
     }
     return v;
 }
@@ -420,7 +382,7 @@ double qc_rls_d(const qc_rls_t *rls)
 void qc_rls_limit_d(qc_rls_t *rls, double d_max)
 {
     if (isfinite(d_max) && estimate(rls, ID) > d_max) {
-        rls->theta[ID] = d_max * scale_of(ID);
+        rls->theta[ID] = d_max * qc_rls_scale_of(ID);
     }
 }
 
@@ -448,8 +410,8 @@ double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
     double phi[NP] = { 0.0 }, pphi[NP], var0;
 
     j = j < NT ? j : NT - 1;
-    phi[j] = 1.0 / scale_of((int)j);
-    phi[IB] = bytes > 0.0 && isfinite(bytes) ? bytes / scale_of(IB) : 0.0;
+    phi[j] = 1.0 / qc_rls_scale_of((int)j);
+    phi[IB] = bytes > 0.0 && isfinite(bytes) ? bytes / qc_rls_scale_of(IB) : 0.0;
     var0 = phi[j] * phi[j] * (A_SD / NOISE_SD) * (A_SD / NOISE_SD)
            + phi[IB] * phi[IB] * (B_SD / NOISE_SD) * (B_SD / NOISE_SD);
     return sqrt(fmax(rls_gain(rls, phi, pphi), 0.0) / var0);
@@ -483,177 +445,4 @@ int qc_rls_converged(const qc_rls_t *rls)
     }
     var = rls_gain(rls, rls->phi_last, pphi) * rls->err2;
     return sqrt(var) <= CONV_REL_SE * fabs(dot(rls->theta, rls->phi_last));
-}
-
-/* Names of the parameters in the state line. */
-static void param_name(int i, char *buf, size_t len)
-{
-    if (i < NT) {
-        snprintf(buf, len, "a%d", i);
-    }
-    else {
-        snprintf(buf, len, "%s", i == IB ? "b" : i == IC ? "c" : "d");
-    }
-}
-
-/*
- * "qcrls2 a0=.. a1=.. .. b=.. c=.. d=.. lambda=.. n=.. e2=.. dc=.. p=.."
- * the costs in natural units so that an administrator can read them
- * (the internal, unclamped values, so that a restart resumes exactly);
- * P is the upper triangle in the scaled units, row by row.
- */
-int qc_rls_format(const qc_rls_t *rls, char *buf, size_t len)
-{
-    size_t off = 0;
-    char name[8];
-    int i, j, k;
-
-    k = snprintf(buf, len, "qcrls2");
-    for (i = 0; i < NP && k >= 0 && (size_t)k < len - off; i++) {
-        off += (size_t)k;
-        param_name(i, name, sizeof(name));
-        k = snprintf(buf + off, len - off, " %s=%.10g", name,
-                     rls->theta[i] / scale_of(i));
-    }
-    if (k < 0 || (size_t)k >= len - off) {
-        return -1;
-    }
-    off += (size_t)k;
-    k = snprintf(buf + off, len - off, " lambda=%.10g n=%lu e2=%.10g"
-                 " dc=%.10g p=", rls->lambda, rls->n, rls->err2,
-                 rls->change);
-    if (k < 0 || (size_t)k >= len - off) {
-        return -1;
-    }
-    off += (size_t)k;
-    for (i = 0; i < NP; i++) {
-        for (j = i; j < NP; j++) {
-            k = snprintf(buf + off, len - off, "%s%.10g",
-                         (i == 0 && j == 0) ? "" : ",", rls->p[i][j]);
-            if (k < 0 || (size_t)k >= len - off) {
-                return -1;
-            }
-            off += (size_t)k;
-        }
-    }
-    return (int)off;
-}
-
-/* Expect " key=" (the space optional at the start) and a number. */
-static int parse_num(const char **sp, const char *key, double *v)
-{
-    const char *s = *sp;
-    size_t kl = strlen(key);
-    char *end;
-
-    while (*s == ' ') {
-        s++;
-    }
-    if (strncmp(s, key, kl) != 0 || s[kl] != '=') {
-        return -1;
-    }
-    s += kl + 1;
-    *v = strtod(s, &end);
-    if (end == s || !isfinite(*v)) {
-        return -1;
-    }
-    *sp = end;
-    return 0;
-}
-
-/* P must be symmetric positive definite: Cholesky must succeed. */
-static int positive_definite(double p[NP][NP])
-{
-    double l[NP][NP];
-    int i, j, k;
-
-    for (i = 0; i < NP; i++) {
-        for (j = 0; j <= i; j++) {
-            double sum = p[i][j];
-
-            for (k = 0; k < j; k++) {
-                sum -= l[i][k] * l[j][k];
-            }
-            if (i == j) {
-                if (!(sum > 0.0)) {
-                    return 0;
-                }
-                l[i][i] = sqrt(sum);
-            }
-            else {
-                l[i][j] = sum / l[j][j];
-            }
-        }
-    }
-    return 1;
-}
-
-int qc_rls_parse(qc_rls_t *rls, const char *line)
-{
-    qc_rls_t st;
-    char name[8];
-    const char *s = line;
-    double v;
-    char *end;
-    int i, j;
-
-    if (line == NULL || strncmp(s, "qcrls2 ", 7) != 0) {
-        return -1;
-    }
-    s += 6;
-    memset(&st, 0, sizeof(st));
-    for (i = 0; i < NP; i++) {
-        param_name(i, name, sizeof(name));
-        if (parse_num(&s, name, &v) != 0
-            || !(fabs(v * scale_of(i)) <= box_hi(i))) {
-            return -1;
-        }
-        st.theta[i] = v * scale_of(i);
-    }
-    if (parse_num(&s, "lambda", &st.lambda) != 0
-        || !(st.lambda >= 0.9 && st.lambda <= 1.0)) {
-        return -1;
-    }
-    if (parse_num(&s, "n", &v) != 0 || v < 0.0
-        || v >= (double)ULONG_MAX || v != floor(v)) {
-        return -1;
-    }
-    st.n = (unsigned long)v;
-    if (parse_num(&s, "e2", &st.err2) != 0 || st.err2 < 0.0
-        || parse_num(&s, "dc", &st.change) != 0 || st.change < 0.0) {
-        return -1;
-    }
-    while (*s == ' ') {
-        s++;
-    }
-    if (strncmp(s, "p=", 2) != 0) {
-        return -1;
-    }
-    s += 2;
-    for (i = 0; i < NP; i++) {
-        for (j = i; j < NP; j++) {
-            if (!(i == 0 && j == 0)) {
-                if (*s != ',') {
-                    return -1;
-                }
-                s++;
-            }
-            v = strtod(s, &end);
-            if (end == s || !isfinite(v)) {
-                return -1;
-            }
-            s = end;
-            st.p[i][j] = v;
-            st.p[j][i] = v;
-        }
-    }
-    while (*s == ' ' || *s == '\n' || *s == '\r') {
-        s++;
-    }
-    if (*s != '\0' || !positive_definite(st.p)
-        || trace_of(&st) > TRACE_MAX * (1.0 + 1e-9)) {
-        return -1;
-    }
-    *rls = st;
-    return 0;
 }
