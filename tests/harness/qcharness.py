@@ -57,6 +57,22 @@ def run_user():
     return None
 
 
+def unprivileged(argv):
+    """argv run as the user httpd's children run as (run_user), under
+    runuser(1), when we are root: what a non-root user meets (a file
+    mode 0 is unreadable) is tested in CI too, which runs as root.
+    argv unchanged when we are not root."""
+    user = run_user()
+    return ["runuser", "-u", user, "--"] + list(argv) if user else list(argv)
+
+
+def give_to_run_user(path):
+    """chown -R path to run_user() (when root): a tree it may write."""
+    user = run_user()
+    if user:
+        subprocess.run(["chown", "-R", "%s:" % user, str(path)], check=True)
+
+
 def stop_process(proc, sig, timeout=30):
     """Stop a server we started: `sig` to it, SIGKILL to its process group
     if it is still there after `timeout` s; returns its exit status (None
