@@ -53,6 +53,10 @@
 #define IB QC_RLS_B
 #define IC QC_RLS_C
 #define ID QC_RLS_D
+#define scale_of qc_rls_scale_of
+#define lo_nat qc_rls_lo
+#define hi_nat qc_rls_hi
+#define TRACE_MAX QC_RLS_TRACE_MAX
 
 /* Prior standard deviations of the scaled parameters (the whole
  * physical range: a_j up to 1e-2 s/req, c 1e-3, b 1e-7 s/B, |d| 0.5;
@@ -112,8 +116,8 @@ static void project_box(qc_rls_t *rls)
     for (pass = 0; pass < NP; pass++) {
         moved = 0;
         for (i = 0; i < NP; i++) {
-            double lo = qc_rls_lo(i) * qc_rls_scale_of(i);
-            double hi = qc_rls_hi(i) * qc_rls_scale_of(i);
+            double lo = lo_nat(i) * scale_of(i);
+            double hi = hi_nat(i) * scale_of(i);
             double v = rls->theta[i], excess = v - qc_clampd(v, lo, hi);
 
             if (excess == 0.0 || !(rls->p[i][i] > 0.0)) {
@@ -132,15 +136,15 @@ static void project_box(qc_rls_t *rls)
         }
     }
     for (i = 0; i < NP; i++) {
-        rls->theta[i] = qc_clampd(rls->theta[i], qc_rls_lo(i) * qc_rls_scale_of(i),
-                               qc_rls_hi(i) * qc_rls_scale_of(i));
+        rls->theta[i] = qc_clampd(rls->theta[i], lo_nat(i) * scale_of(i),
+                               hi_nat(i) * scale_of(i));
     }
 }
 
 /* Exposed value of scaled parameter i, in natural units. */
 static double estimate(const qc_rls_t *rls, int i)
 {
-    return qc_clampd(rls->theta[i] / qc_rls_scale_of(i), qc_rls_lo(i), qc_rls_hi(i));
+    return qc_clampd(rls->theta[i] / scale_of(i), lo_nat(i), hi_nat(i));
 }
 
 static double trace_of(const qc_rls_t *rls)
@@ -174,8 +178,8 @@ void qc_rls_init(qc_rls_t *rls, double a, double b, double c, double lambda)
     for (i = 0; i < NP; i++) {
         double v = i < NT ? a : i == IB ? b : i == IC ? c : 0.0;
 
-        rls->theta[i] = qc_clampd(v * qc_rls_scale_of(i), qc_rls_lo(i) * qc_rls_scale_of(i),
-                               qc_rls_hi(i) * qc_rls_scale_of(i));
+        rls->theta[i] = qc_clampd(v * scale_of(i), lo_nat(i) * scale_of(i),
+                               hi_nat(i) * scale_of(i));
     }
     reset_p(rls);
     rls->lambda = (lambda >= 0.9 && lambda <= 1.0) ? lambda : QC_RLS_LAMBDA;
@@ -198,7 +202,7 @@ static int regressor(const qc_rls_sample_t *x, double *phi)
         if (!isfinite(v) || v < 0.0) {
             return -1;
         }
-        phi[i] = v / qc_rls_scale_of(i);
+        phi[i] = v / scale_of(i);
         active += phi[i] != 0.0;
     }
     return active;
@@ -277,10 +281,10 @@ static void rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
         }
     }
     t = trace_of(rls);
-    if (t > QC_RLS_TRACE_MAX) {
+    if (t > TRACE_MAX) {
         for (i = 0; i < NP; i++) {
             for (j = 0; j < NP; j++) {
-                rls->p[i][j] *= QC_RLS_TRACE_MAX / t;
+                rls->p[i][j] *= TRACE_MAX / t;
             }
         }
     }
@@ -349,7 +353,7 @@ double qc_rls_predict(const qc_rls_t *rls, const qc_rls_sample_t *x)
         return NAN;
     }
     for (i = 0; i < NP; i++) {
-        v += estimate(rls, i) * phi[i] * qc_rls_scale_of(i);
+        v += estimate(rls, i) * phi[i] * scale_of(i);
     }
     return v;
 }
@@ -382,7 +386,7 @@ double qc_rls_d(const qc_rls_t *rls)
 void qc_rls_limit_d(qc_rls_t *rls, double d_max)
 {
     if (isfinite(d_max) && estimate(rls, ID) > d_max) {
-        rls->theta[ID] = d_max * qc_rls_scale_of(ID);
+        rls->theta[ID] = d_max * scale_of(ID);
     }
 }
 
@@ -410,8 +414,8 @@ double qc_rls_tree_uncertainty(const qc_rls_t *rls, unsigned j,
     double phi[NP] = { 0.0 }, pphi[NP], var0;
 
     j = j < NT ? j : NT - 1;
-    phi[j] = 1.0 / qc_rls_scale_of((int)j);
-    phi[IB] = bytes > 0.0 && isfinite(bytes) ? bytes / qc_rls_scale_of(IB) : 0.0;
+    phi[j] = 1.0 / scale_of((int)j);
+    phi[IB] = bytes > 0.0 && isfinite(bytes) ? bytes / scale_of(IB) : 0.0;
     var0 = phi[j] * phi[j] * (A_SD / NOISE_SD) * (A_SD / NOISE_SD)
            + phi[IB] * phi[IB] * (B_SD / NOISE_SD) * (B_SD / NOISE_SD);
     return sqrt(fmax(rls_gain(rls, phi, pphi), 0.0) / var0);

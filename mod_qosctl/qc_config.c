@@ -2,10 +2,11 @@
 
 /*
  * Directives of mod_qosctl.  Syntax is checked here (QosCtlResource's
- * in qc_resource.c), as each line is read; what needs the whole configuration (DocumentRoot, the number of
- * trees of a merged virtual host, Listen ports) is checked in
- * qc_check.c, which httpd also runs for "apachectl -t".  Every message
- * names the directive and the offending value.
+ * in qc_resource.c), as each line is read; what needs the whole
+ * configuration (DocumentRoot, the number of trees of a merged virtual
+ * host, Listen ports) is checked in qc_check.c, which httpd also runs
+ * for "apachectl -t".  Every message names the directive and the
+ * offending value.
  */
 
 #include "httpd.h"
