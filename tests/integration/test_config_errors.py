@@ -59,8 +59,9 @@ BAD = [
     ("QosCtlResource cpu 0 1", ["QosCtlResource", "'0 1'"]),
     ("QosCtlResource cpu 0\nQosCtlResource cpu 0",
      ["QosCtlResource", "cpu 0 is given twice"]),
-    ("QosCtlResource cgroup /nonexistent",
-     ["QosCtlResource", "'/nonexistent'", "not a directory"]),
+    # procfs: nobody can have made it (a /nonexistent may exist)
+    ("QosCtlResource cgroup /proc/no-such-group",
+     ["QosCtlResource", "'/proc/no-such-group'", "not a directory"]),
     ("QosCtlResource cgroup /tmp", ["QosCtlResource", "'/tmp'", "cpu.stat"]),
     ("QosCtlResource cgroup sys/fs/cgroup",
      ["QosCtlResource", "'sys/fs/cgroup'", "absolute"]),
@@ -279,10 +280,11 @@ WHOLE = [
                 % _tree_link(a, "inner", "full/sub"),
                 ["QosCtlContentTrees", "'/inner'", "inside",
                  "must not nest"])),
+    # (In the server's own root: a shared machine may have a /nonexistent.)
     ("log-dir-missing",
-     lambda a: ("QosCtlLog /nonexistent/qosctl.tsv",
-                ["QosCtlLog", "'/nonexistent/qosctl.tsv'",
-                 "directory /nonexistent does not exist"])),
+     lambda a: ("QosCtlLog %s/missing/qosctl.tsv" % a.root,
+                ["QosCtlLog", "'%s/missing/qosctl.tsv'" % a.root,
+                 "directory %s/missing does not exist" % a.root])),
     ("log-is-directory",
      lambda a: ("QosCtlLog %s" % a.docroot,
                 ["QosCtlLog", "'%s'" % a.docroot, "not a regular file"])),
@@ -312,8 +314,8 @@ WHOLE = [
      lambda a: ("QosCtlLog %s" % _planted(a, "linked.tsv", _hard_link),
                 ["QosCtlLog", "linked.tsv'", "another hard link"])),
     ("state-dir-missing",
-     lambda a: ("QosCtlStateFile /nonexistent/qosctl.state",
-                ["QosCtlStateFile", "'/nonexistent/qosctl.state'",
+     lambda a: ("QosCtlStateFile %s/missing/qosctl.state" % a.root,
+                ["QosCtlStateFile", "'%s/missing/qosctl.state'" % a.root,
                  "does not exist"])),
 ]
 
