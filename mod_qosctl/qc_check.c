@@ -240,15 +240,41 @@ static int qc_agent_clashes(const ap_listen_rec *lr, apr_port_t port,
     return 0;
 }
 
+/* Whether one of the addresses sa binds here: an address of this
+ * machine.  Port 0, so that a running httpd's own agent does not get in
+ * the way of the test. */
+static apr_status_t qc_agent_local(apr_pool_t *ptemp, apr_sockaddr_t *sa)
+{
+    apr_status_t rv = APR_EGENERAL;
+
+    for (; sa; sa = sa->next) {
+        apr_socket_t *sock;
+
+        rv = apr_socket_create(&sock, sa->family, SOCK_STREAM,
+                               APR_PROTO_TCP, ptemp);
+        if (rv == APR_SUCCESS) {
+            rv = apr_socket_bind(sock, sa);
+            apr_socket_close(sock);
+        }
+        if (rv == APR_SUCCESS) {
+            break;
+        }
+    }
+    return rv;
+}
+
 /*
- * The agent's address must resolve to one of this machine's (the
- * supervisor binds it later, where a failure is only a log line), and
- * its port must not be one httpd listens on.
+ * The agent's port must not be one httpd listens on, and, for
+ * "apachectl -t", its address must resolve to one of this machine's.
+ * Only for the test: at a start, before the network is up (DNS, an
+ * address DHCP gives later), the supervisor's bind failing is a log
+ * line and no agent, where a refusal here would be no server.
  */
 static int qc_check_agent(apr_pool_t *ptemp, server_rec *s,
                           const qc_server_conf *g)
 {
-    apr_sockaddr_t *sa = NULL, *a;
+    int test = ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST;
+    apr_sockaddr_t *sa = NULL;
     const char *why = NULL;
     ap_listen_rec *lr;
     apr_status_t rv = APR_SUCCESS;
@@ -259,25 +285,13 @@ static int qc_check_agent(apr_pool_t *ptemp, server_rec *s,
     if (g->agent_host) {
         rv = apr_sockaddr_info_get(&sa, g->agent_host, APR_UNSPEC, 0, 0,
                                    ptemp);
+        if (rv != APR_SUCCESS && !test) {
+            return 1;
+        }
         if (rv != APR_SUCCESS) {
             why = apr_psprintf(ptemp, "cannot resolve '%s'", g->agent_host);
         }
-        for (a = sa; a && !why; a = a->next) {
-            apr_socket_t *sock;
-
-            /* Port 0: a running httpd's own agent does not get in the
-             * way of the test. */
-            rv = apr_socket_create(&sock, a->family, SOCK_STREAM,
-                                   APR_PROTO_TCP, ptemp);
-            if (rv == APR_SUCCESS) {
-                rv = apr_socket_bind(sock, a);
-                apr_socket_close(sock);
-            }
-            if (rv == APR_SUCCESS) {
-                break;
-            }
-        }
-        if (!why && rv != APR_SUCCESS) {
+        else if (test && (rv = qc_agent_local(ptemp, sa)) != APR_SUCCESS) {
             why = apr_psprintf(ptemp, "'%s' is not an address of this "
                                "machine", g->agent_host);
         }

@@ -342,3 +342,20 @@ def test_files_and_agent_that_are_fine_pass_configtest(apache):
                                               qcharness.free_port()))
     assert rc == 0, out
     assert "Syntax OK" in out
+
+
+def test_agent_address_is_checked_by_the_test_only(apache):
+    """At a start the network may not be up yet (DNS, an address DHCP
+    gives later): an agent address that does not bind costs the agent,
+    with a log line, not the server."""
+    extra = ON + "QosCtlAgentListen 192.0.2.1:%d\n" % qcharness.free_port()
+    a = qcharness.Apache(extra=extra)
+    try:
+        make_site(a.docroot)
+        assert a.config_test()[0] != 0
+        a.start(config_test=False)
+        assert a.get("/secret.txt")[0] == 200
+        assert qcharness.wait_for(lambda: "QosCtlAgentListen" in a.log())
+        assert "no agent" in a.log(), a.log()
+    finally:
+        a.cleanup()
