@@ -11,6 +11,7 @@
 #include "apr_time.h"
 
 #include "qc_ctl_private.h"
+#include "qc_state.h"
 
 /* Largest change of a level per period (see qc_pi_set_max_step). */
 #define QC_CTL_MAX_STEP 0.5
@@ -46,6 +47,32 @@ static void qc_ctl_fitted_at(qc_ctl_config_t *cfg, double cap,
     }
 }
 
+/* The state file, all of it or nothing: a file that is not what the
+ * controller writes (damaged, hand-made) is named in the error log,
+ * once per controller start, and the model starts from its prior; the
+ * next converged fit overwrites it. */
+static void qc_ctl_read_state(qc_ctl_t *ctl)
+{
+    qc_ctl_config_t *cfg = ctl->cfg;
+    char text[QC_STATE_MAX + 1], why[256];
+    qc_state_t st;
+    ssize_t n;
+
+    if (cfg->state_fd < 0
+        || (n = pread(cfg->state_fd, text, sizeof(text), 0)) <= 0) {
+        return;                 /* none, or none yet */
+    }
+    if (qc_state_parse(text, (size_t)n, &st, why, sizeof(why)) != NULL) {
+        fprintf(stderr, "QosCtl: QosCtlStateFile not used: %s; the model "
+                "starts from QosCtlModel (or the running one)\n", why);
+        return;
+    }
+    ctl->rls = st.rls;
+    if (st.unit[0]) {
+        qc_ctl_fitted_at(cfg, st.capacity, qc_ctl_unit_code(st.unit));
+    }
+}
+
 /* A controller restarted after a crash resumes its predecessor's
  * estimates; a state file, when given, holds the full RLS state. */
 static void qc_ctl_init_model(qc_ctl_t *ctl)
@@ -64,29 +91,7 @@ static void qc_ctl_init_model(qc_ctl_t *ctl)
     else {
         qc_rls_init(&ctl->rls, cfg->a0, cfg->b0, cfg->c0, QC_RLS_LAMBDA);
     }
-    if (cfg->state_fd >= 0) {
-        char line[QC_CTL_STATE_MAX], unit[16];
-        ssize_t n = pread(cfg->state_fd, line, sizeof(line) - 1, 0);
-
-        if (n > 0) {
-            qc_rls_t saved;
-            char *second;
-            double cap;
-
-            line[n] = '\0';
-            second = strchr(line, '\n');
-            if (second) {
-                *second++ = '\0';
-            }
-            if (qc_rls_parse(&saved, line) == 0) {
-                ctl->rls = saved;
-                if (second
-                    && sscanf(second, "capacity %lf %15s", &cap, unit) == 2) {
-                    qc_ctl_fitted_at(cfg, cap, qc_ctl_unit_code(unit));
-                }
-            }
-        }
-    }
+    qc_ctl_read_state(ctl);
     qc_ctl_model_from_rls(ctl);
 }
 

@@ -46,12 +46,17 @@
 #include <string.h>
 
 #include "qc_math.h"
+#include "qc_rls_private.h"
 
 #define NP QC_RLS_NP
 #define NT QC_RLS_TREES
 #define IB QC_RLS_B
 #define IC QC_RLS_C
 #define ID QC_RLS_D
+#define scale_of qc_rls_scale_of
+#define lo_nat qc_rls_lo
+#define hi_nat qc_rls_hi
+#define TRACE_MAX QC_RLS_TRACE_MAX
 
 /* Prior standard deviations of the scaled parameters (the whole
  * physical range: a_j up to 1e-2 s/req, c 1e-3, b 1e-7 s/B, |d| 0.5;
@@ -67,32 +72,10 @@
 #define D_SD 0.5
 #define NOISE_SD 0.02
 
-/* theta_scaled = theta_natural * scale: R in kreq/s, W in MB/s. */
-static double scale_of(int i)
-{
-    return i < NT ? 1e3 : i == IB ? 1e6 : i == IC ? 1e3 : 1.0;
-}
-
 static double prior_sd(int i)
 {
     return i < NT ? A_SD : i == IB ? B_SD : i == IC ? C_SD : D_SD;
 }
-
-/* Physical ranges of the estimates we expose (natural units). */
-static double lo_nat(int i)
-{
-    return i == ID ? -QC_RLS_D_MAX : 0.0;
-}
-
-static double hi_nat(int i)
-{
-    return i < NT ? QC_RLS_A_MAX : i == IB ? QC_RLS_B_MAX
-           : i == IC ? QC_RLS_C_MAX : QC_RLS_D_MAX;
-}
-
-/* Belt and braces: directional forgetting keeps trace(P) below its
- * initial value in practice; this holds it regardless. */
-#define TRACE_MAX 1e7
 
 /* A utilization at or above U_SAT is clipped by the resource, a lower
  * bound of the load (censored); from U_UNCAPPED on it is no cap (a link
@@ -114,23 +97,6 @@ static double hi_nat(int i)
 /* Weights of the running residual and change averages. */
 #define ERR_W 0.1
 #define CHANGE_W 0.2
-
-/*
- * The recursion itself runs unconstrained: projecting the estimate onto
- * the physical box would bias it for good, because a clamp applied while
- * a parameter is still poorly determined (the first few samples) is
- * never undone once the covariance has shrunk.  The internal estimate is
- * only kept inside a box twice as wide, so it cannot run away; the
- * getters and the prediction use the clamped values.
- */
-#define BOX 2.0
-
-static double box_hi(int i)
-{
-    double m = fmax(fabs(lo_nat(i)), fabs(hi_nat(i)));
-
-    return BOX * m * scale_of(i);
-}
 
 /*
  * Hold the estimate inside the physical ranges by projection in the
@@ -483,177 +449,4 @@ int qc_rls_converged(const qc_rls_t *rls)
     }
     var = rls_gain(rls, rls->phi_last, pphi) * rls->err2;
     return sqrt(var) <= CONV_REL_SE * fabs(dot(rls->theta, rls->phi_last));
-}
-
-/* Names of the parameters in the state line. */
-static void param_name(int i, char *buf, size_t len)
-{
-    if (i < NT) {
-        snprintf(buf, len, "a%d", i);
-    }
-    else {
-        snprintf(buf, len, "%s", i == IB ? "b" : i == IC ? "c" : "d");
-    }
-}
-
-/*
- * "qcrls2 a0=.. a1=.. .. b=.. c=.. d=.. lambda=.. n=.. e2=.. dc=.. p=.."
- * the costs in natural units so that an administrator can read them
- * (the internal, unclamped values, so that a restart resumes exactly);
- * P is the upper triangle in the scaled units, row by row.
- */
-int qc_rls_format(const qc_rls_t *rls, char *buf, size_t len)
-{
-    size_t off = 0;
-    char name[8];
-    int i, j, k;
-
-    k = snprintf(buf, len, "qcrls2");
-    for (i = 0; i < NP && k >= 0 && (size_t)k < len - off; i++) {
-        off += (size_t)k;
-        param_name(i, name, sizeof(name));
-        k = snprintf(buf + off, len - off, " %s=%.10g", name,
-                     rls->theta[i] / scale_of(i));
-    }
-    if (k < 0 || (size_t)k >= len - off) {
-        return -1;
-    }
-    off += (size_t)k;
-    k = snprintf(buf + off, len - off, " lambda=%.10g n=%lu e2=%.10g"
-                 " dc=%.10g p=", rls->lambda, rls->n, rls->err2,
-                 rls->change);
-    if (k < 0 || (size_t)k >= len - off) {
-        return -1;
-    }
-    off += (size_t)k;
-    for (i = 0; i < NP; i++) {
-        for (j = i; j < NP; j++) {
-            k = snprintf(buf + off, len - off, "%s%.10g",
-                         (i == 0 && j == 0) ? "" : ",", rls->p[i][j]);
-            if (k < 0 || (size_t)k >= len - off) {
-                return -1;
-            }
-            off += (size_t)k;
-        }
-    }
-    return (int)off;
-}
-
-/* Expect " key=" (the space optional at the start) and a number. */
-static int parse_num(const char **sp, const char *key, double *v)
-{
-    const char *s = *sp;
-    size_t kl = strlen(key);
-    char *end;
-
-    while (*s == ' ') {
-        s++;
-    }
-    if (strncmp(s, key, kl) != 0 || s[kl] != '=') {
-        return -1;
-    }
-    s += kl + 1;
-    *v = strtod(s, &end);
-    if (end == s || !isfinite(*v)) {
-        return -1;
-    }
-    *sp = end;
-    return 0;
-}
-
-/* P must be symmetric positive definite: Cholesky must succeed. */
-static int positive_definite(double p[NP][NP])
-{
-    double l[NP][NP];
-    int i, j, k;
-
-    for (i = 0; i < NP; i++) {
-        for (j = 0; j <= i; j++) {
-            double sum = p[i][j];
-
-            for (k = 0; k < j; k++) {
-                sum -= l[i][k] * l[j][k];
-            }
-            if (i == j) {
-                if (!(sum > 0.0)) {
-                    return 0;
-                }
-                l[i][i] = sqrt(sum);
-            }
-            else {
-                l[i][j] = sum / l[j][j];
-            }
-        }
-    }
-    return 1;
-}
-
-int qc_rls_parse(qc_rls_t *rls, const char *line)
-{
-    qc_rls_t st;
-    char name[8];
-    const char *s = line;
-    double v;
-    char *end;
-    int i, j;
-
-    if (line == NULL || strncmp(s, "qcrls2 ", 7) != 0) {
-        return -1;
-    }
-    s += 6;
-    memset(&st, 0, sizeof(st));
-    for (i = 0; i < NP; i++) {
-        param_name(i, name, sizeof(name));
-        if (parse_num(&s, name, &v) != 0
-            || !(fabs(v * scale_of(i)) <= box_hi(i))) {
-            return -1;
-        }
-        st.theta[i] = v * scale_of(i);
-    }
-    if (parse_num(&s, "lambda", &st.lambda) != 0
-        || !(st.lambda >= 0.9 && st.lambda <= 1.0)) {
-        return -1;
-    }
-    if (parse_num(&s, "n", &v) != 0 || v < 0.0
-        || v >= (double)ULONG_MAX || v != floor(v)) {
-        return -1;
-    }
-    st.n = (unsigned long)v;
-    if (parse_num(&s, "e2", &st.err2) != 0 || st.err2 < 0.0
-        || parse_num(&s, "dc", &st.change) != 0 || st.change < 0.0) {
-        return -1;
-    }
-    while (*s == ' ') {
-        s++;
-    }
-    if (strncmp(s, "p=", 2) != 0) {
-        return -1;
-    }
-    s += 2;
-    for (i = 0; i < NP; i++) {
-        for (j = i; j < NP; j++) {
-            if (!(i == 0 && j == 0)) {
-                if (*s != ',') {
-                    return -1;
-                }
-                s++;
-            }
-            v = strtod(s, &end);
-            if (end == s || !isfinite(v)) {
-                return -1;
-            }
-            s = end;
-            st.p[i][j] = v;
-            st.p[j][i] = v;
-        }
-    }
-    while (*s == ' ' || *s == '\n' || *s == '\r') {
-        s++;
-    }
-    if (*s != '\0' || !positive_definite(st.p)
-        || trace_of(&st) > TRACE_MAX * (1.0 + 1e-9)) {
-        return -1;
-    }
-    *rls = st;
-    return 0;
 }

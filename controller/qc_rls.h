@@ -168,9 +168,16 @@ int qc_rls_converged(const qc_rls_t *rls);
 int qc_rls_format(const qc_rls_t *rls, char *buf, size_t len);
 
 /*
- * Read a line written by qc_rls_format().  Returns 0 on success; -1 on
- * a malformed or out-of-range line, in which case rls is unchanged.
+ * Read a line written by qc_rls_format() (qc_rls_text.c).  Returns 0 on
+ * success; -1 on a malformed or out-of-range line (a cost below 0,
+ * a number that is not plain decimal, a field missing or out of order,
+ * anything after the last), in which case rls is unchanged and, when
+ * why is not NULL, the reason naming the field is written there (len
+ * bytes with the NUL; 128 suffice).
  */
+int qc_rls_read(qc_rls_t *rls, const char *line, char *why, size_t len);
+
+/* qc_rls_read() without a reason. */
 int qc_rls_parse(qc_rls_t *rls, const char *line);
 
 #endif /* QC_RLS_H */

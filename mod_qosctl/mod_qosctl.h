@@ -149,9 +149,17 @@ static APR_INLINE const char *qc_pdouble(apr_pool_t *p, const char *fmt,
 /* qc_config.c */
 void *qc_create_server_conf(apr_pool_t *p, server_rec *s);
 void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv);
+const char *qc_server_key(apr_pool_t *p, server_rec *s);
+/* "<directive>: invalid value '<value>': <why>" */
+const char *qc_bad(cmd_parms *cmd, const char *value, const char *why);
+
+/* qc_resource.c */
+const char *qc_cmd_resource(cmd_parms *cmd, void *dummy, const char *kind,
+                            const char *arg, const char *rate);
+
+/* qc_check.c */
 int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                     apr_pool_t *ptemp, server_rec *s);
-const char *qc_server_key(apr_pool_t *p, server_rec *s);
 
 /* qc_shm.c */
 apr_status_t qc_shm_setup(apr_pool_t *pconf, server_rec *s);

@@ -1,11 +1,12 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * Directives of mod_qosctl.  Syntax is checked here, as each line is
- * read; what needs the whole configuration (DocumentRoot, the number of
- * trees of a merged virtual host) is checked in qc_check_config(), which
- * httpd also runs for "apachectl -t".  Every message names the directive
- * and the offending value.
+ * Directives of mod_qosctl.  Syntax is checked here (QosCtlResource's
+ * in qc_resource.c), as each line is read; what needs the whole
+ * configuration (DocumentRoot, the number of trees of a merged virtual
+ * host, Listen ports) is checked in qc_check.c, which httpd also runs
+ * for "apachectl -t".  Every message names the directive and the
+ * offending value.
  */
 
 #include "httpd.h"
@@ -15,22 +16,15 @@
 #include "http_main.h"
 #include "ap_listen.h"
 #include "apr_strings.h"
-#include "apr_file_info.h"
-#include "apr_file_io.h"
-
-#include <stdio.h>
-#include <unistd.h>
 
 #include "mod_qosctl.h"
 #include "qc_parse.h"
-#include "qc_sensors.h"
 #include "qc_targets.h"
 #include "qc_controller.h"
 
 APLOG_USE_MODULE(qosctl);
 
-static const char *qc_bad(cmd_parms *cmd, const char *value,
-                          const char *why)
+const char *qc_bad(cmd_parms *cmd, const char *value, const char *why)
 {
     return apr_psprintf(cmd->pool, "%s: invalid value '%s': %s",
                         cmd->cmd->name, value, why);
@@ -268,209 +262,6 @@ static const char *qc_cmd_model(cmd_parms *cmd, void *dummy,
     g->model_b = vb / 1000.0 / 1024.0;
     g->model_c = vc / 1000.0;
     g->model_set = 1;
-    return NULL;
-}
-
-/*
- * The CPUs this machine has: /sys/devices/system/cpu/present, or
- * CPUs 0 to _SC_NPROCESSORS_CONF - 1 when that cannot be read.
- */
-static void qc_cpus_present(apr_pool_t *p, unsigned char *present,
-                            const char **list)
-{
-    char buf[512];
-    FILE *f = fopen("/sys/devices/system/cpu/present", "r");
-    long n, i;
-
-    memset(present, 0, QC_SENSOR_MAX_CPUS);
-    if (f) {
-        int ok = fgets(buf, sizeof(buf), f) != NULL;
-
-        fclose(f);
-        buf[strcspn(buf, "\n")] = '\0';
-        if (ok && qc_parse_cpulist(buf, present, QC_SENSOR_MAX_CPUS)
-                  == NULL) {
-            *list = apr_pstrdup(p, buf);
-            return;
-        }
-    }
-    n = sysconf(_SC_NPROCESSORS_CONF);
-    n = n < 1 ? 1 : n > QC_SENSOR_MAX_CPUS ? QC_SENSOR_MAX_CPUS : n;
-    for (i = 0; i < n; i++) {
-        present[i] = 1;
-    }
-    *list = n == 1 ? "0" : apr_psprintf(p, "0-%ld", n - 1);
-}
-
-/* QosCtlResource cpu <cpulist>: listed CPUs that this machine has. */
-static const char *qc_resource_cpus(cmd_parms *cmd, const char *list,
-                                    qc_resource_t *res)
-{
-    unsigned char *cpus = apr_pcalloc(cmd->pool, QC_SENSOR_MAX_CPUS);
-    unsigned char present[QC_SENSOR_MAX_CPUS];
-    const char *have, *err;
-    unsigned i;
-
-    qc_cpus_present(cmd->temp_pool, present, &have);
-    if ((err = qc_parse_cpulist(list, cpus, QC_SENSOR_MAX_CPUS)) != NULL) {
-        return qc_bad(cmd, list, apr_psprintf(cmd->pool, "%s (this machine "
-                                              "has CPUs %s)", err, have));
-    }
-    for (i = 0; i < QC_SENSOR_MAX_CPUS; i++) {
-        if (cpus[i] && !present[i]) {
-            return qc_bad(cmd, list, apr_psprintf(cmd->pool, "CPU %u is not "
-                                                  "present (this machine "
-                                                  "has CPUs %s)", i, have));
-        }
-    }
-    res->cpus = cpus;
-    return NULL;
-}
-
-/* QosCtlResource cgroup <dir>: a cgroup v2 group whose cpu.stat reads. */
-static const char *qc_resource_cgroup(cmd_parms *cmd, const char *dir,
-                                      qc_resource_t *res)
-{
-    char *path = apr_pstrdup(cmd->pool, dir);
-    size_t len = strlen(path);
-    apr_finfo_t fi;
-    apr_file_t *f;
-    char line[128];
-    int found = 0;
-
-    while (len > 1 && path[len - 1] == '/') {
-        path[--len] = '\0';
-    }
-    if (path[0] != '/') {
-        return qc_bad(cmd, dir, "not an absolute path (e.g. /sys/fs/cgroup/"
-                      "system.slice/php8.2-fpm.service)");
-    }
-    /* The sensor appends file names to it, in a fixed-size buffer. */
-    if (len > 200) {
-        return qc_bad(cmd, dir, "longer than 200 bytes");
-    }
-    if (apr_stat(&fi, path, APR_FINFO_TYPE, cmd->temp_pool) != APR_SUCCESS
-        || fi.filetype != APR_DIR) {
-        return qc_bad(cmd, dir, "not a directory");
-    }
-    if (apr_file_open(&f, apr_pstrcat(cmd->temp_pool, path, "/cpu.stat",
-                                      NULL),
-                      APR_FOPEN_READ, 0, cmd->temp_pool) == APR_SUCCESS) {
-        while (!found && apr_file_gets(line, sizeof(line), f)
-                         == APR_SUCCESS) {
-            found = !strncmp(line, "usage_usec ", 11);
-        }
-        apr_file_close(f);
-    }
-    if (!found) {
-        return qc_bad(cmd, dir, "no readable cpu.stat with usage_usec: not "
-                      "a cgroup v2 group (cgroup v1 is not supported)");
-    }
-    res->path = path;
-    return NULL;
-}
-
-/* QosCtlResource link <interface> <bits/s>: an interface this host has. */
-static const char *qc_resource_link(cmd_parms *cmd, const char *ifname,
-                                    const char *rate, qc_resource_t *res)
-{
-    const char *err, *sys;
-    apr_finfo_t fi;
-
-    if (!ifname || !rate) {
-        return apr_psprintf(cmd->pool, "%s: usage: %s link "
-                            "<interface> <rate, e.g. 100M or 1G>",
-                            cmd->cmd->name, cmd->cmd->name);
-    }
-    if ((err = qc_parse_ifname(ifname)) != NULL) {
-        return qc_bad(cmd, ifname, err);
-    }
-    if ((err = qc_parse_link_rate(rate, &res->bits_per_s)) != NULL) {
-        return qc_bad(cmd, rate, err);
-    }
-    /* In a network namespace, /sys shows its interfaces only when
-     * mounted there, as `ip netns exec` does. */
-    sys = apr_pstrcat(cmd->temp_pool, "/sys/class/net/", ifname, NULL);
-    if (apr_stat(&fi, sys, APR_FINFO_TYPE, cmd->temp_pool) != APR_SUCCESS) {
-        return qc_bad(cmd, ifname, apr_psprintf(cmd->pool, "no such network "
-                                                "interface (%s does not "
-                                                "exist)", sys));
-    }
-    res->ifname = ifname;
-    return NULL;
-}
-
-/*
- * QosCtlResource cpu [<cpulist>] | cgroup <dir> | link <interface> <bits/s>
- * Each line adds a sensor; the controller takes the busiest (eq. 9).
- */
-static const char *qc_cmd_resource(cmd_parms *cmd, void *dummy,
-                                   const char *kind, const char *arg,
-                                   const char *rate)
-{
-    const char *err = qc_global_only(cmd);
-    qc_server_conf *g = qc_global(cmd);
-    qc_resource_t res;
-    int i;
-
-    if (err) {
-        return err;
-    }
-    memset(&res, 0, sizeof(res));
-    res.arg = arg;
-    if (!strcasecmp(kind, "cpu")) {
-        res.kind = QC_RESOURCE_CPU;
-        if (rate) {
-            return apr_psprintf(cmd->pool, "%s: 'cpu' takes at most a list "
-                                "of CPUs, such as 0-3 or 0,2 (got '%s %s')",
-                                cmd->cmd->name, arg, rate);
-        }
-        if (arg && (err = qc_resource_cpus(cmd, arg, &res)) != NULL) {
-            return err;
-        }
-    }
-    else if (!strcasecmp(kind, "cgroup")) {
-        res.kind = QC_RESOURCE_CGROUP;
-        if (!arg || rate) {
-            return apr_psprintf(cmd->pool, "%s: usage: %s cgroup <cgroup v2 "
-                                "directory, e.g. /sys/fs/cgroup/system.slice/"
-                                "php8.2-fpm.service>", cmd->cmd->name,
-                                cmd->cmd->name);
-        }
-        if ((err = qc_resource_cgroup(cmd, arg, &res)) != NULL) {
-            return err;
-        }
-    }
-    else if (!strcasecmp(kind, "link")) {
-        res.kind = QC_RESOURCE_LINK;
-        if ((err = qc_resource_link(cmd, arg, rate, &res)) != NULL) {
-            return err;
-        }
-    }
-    else {
-        return qc_bad(cmd, kind, "expected 'cpu', 'cgroup' or 'link'");
-    }
-    for (i = 0; i < g->resources->nelts; i++) {
-        const qc_resource_t *o = &APR_ARRAY_IDX(g->resources, i,
-                                                qc_resource_t);
-
-        if (o->kind == res.kind
-            && (res.kind == QC_RESOURCE_CPU
-                ? (!o->cpus && !res.cpus)
-                  || (o->cpus && res.cpus
-                      && !memcmp(o->cpus, res.cpus, QC_SENSOR_MAX_CPUS))
-                : res.kind == QC_RESOURCE_LINK ? !strcmp(o->ifname, arg)
-                : !strcmp(o->path, res.path))) {
-            return apr_psprintf(cmd->pool, "%s: %s%s%s is given twice",
-                                cmd->cmd->name, kind, arg ? " " : "",
-                                arg ? arg : "");
-        }
-    }
-    if (g->resources->nelts == QC_CTL_MAX_SENSORS) {
-        return apr_psprintf(cmd->pool, "%s: at most %d resources",
-                            cmd->cmd->name, QC_CTL_MAX_SENSORS);
-    }
-    APR_ARRAY_PUSH(g->resources, qc_resource_t) = res;
     return NULL;
 }
 
@@ -785,117 +576,4 @@ const char *qc_server_key(apr_pool_t *p, server_rec *s)
     return apr_psprintf(p, "%s:%u",
                         s->server_hostname ? s->server_hostname : "_",
                         (unsigned)qc_server_port(s));
-}
-
-static const char *qc_docroot(server_rec *s)
-{
-    core_server_config *core = ap_get_core_module_config(s->module_config);
-
-    return core->ap_document_root;
-}
-
-/* Trees must exist as directories before the first request needs them. */
-static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
-                          qc_server_conf *c)
-{
-    const char *root = qc_docroot(s);
-    unsigned i;
-
-    for (i = 0; i < c->ntrees; i++) {
-        const char *dir = apr_pstrcat(ptemp, root, c->trees[i], NULL);
-        apr_finfo_t fi;
-        apr_status_t rv = apr_stat(&fi, dir, APR_FINFO_TYPE, ptemp);
-
-        if (rv != APR_SUCCESS || fi.filetype != APR_DIR) {
-            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
-                         "QosCtlContentTrees: invalid value '%s' for %s: "
-                         "%s is not a directory under DocumentRoot %s",
-                         c->trees[i][0] ? c->trees[i] : "/",
-                         qc_server_key(ptemp, s), dir, root);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
-                          qc_server_conf *c)
-{
-    unsigned levels = qc_levels_of(c);
-
-    if (c->fixed_set && c->fixed_level > levels) {
-        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "QosCtlFixedLevel: invalid value '%g' for %s: out of "
-                     "range 0..%u (the host has %u content tree%s)",
-                     c->fixed_level, qc_server_key(ptemp, s), levels,
-                     levels, levels == 1 ? "" : "s");
-        return 0;
-    }
-    return 1;
-}
-
-/*
- * Capacity planning (paper §5.1): the guarantees must fit under the
- * bound by the model known now, or some host's guarantee is a promise
- * the machine cannot keep.
- */
-static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
-                             const qc_server_conf *g)
-{
-    qc_model_t mod;
-    apr_array_header_t *names = apr_array_make(ptemp, 4, sizeof(char *));
-    apr_array_header_t *rmax = apr_array_make(ptemp, 4, sizeof(double));
-    apr_array_header_t *wmax = apr_array_make(ptemp, 4, sizeof(double));
-    char msg[2048];
-    server_rec *v;
-
-    memset(&mod, 0, sizeof(mod));
-    mod.a = g->model_a;
-    mod.b = g->model_b;
-    mod.c = g->model_c;
-    for (v = s; v; v = v->next) {
-        const qc_server_conf *c = qc_sconf(v);
-
-        if (c->guaranteed) {
-            APR_ARRAY_PUSH(names, const char *) = qc_server_key(ptemp, v);
-            APR_ARRAY_PUSH(rmax, double) = c->rmax;
-            APR_ARRAY_PUSH(wmax, double) = c->wmax;
-        }
-    }
-    if (names->nelts == 0) {
-        return 1;
-    }
-    if (qc_capacity_check(&mod, g->bound, (const char *const *)names->elts,
-                          (const double *)rmax->elts,
-                          (const double *)wmax->elts, names->nelts, NULL,
-                          NULL, msg, sizeof(msg)) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
-                     "QosCtlModel a=%s ms b=%s ms/KB)", msg,
-                     qc_pdouble(ptemp, "%g", g->bound),
-                     qc_pdouble(ptemp, "%g", g->model_a * 1e3),
-                     qc_pdouble(ptemp, "%g", g->model_b * 1e3 * 1024.0));
-        return 0;
-    }
-    return 1;
-}
-
-int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
-                    apr_pool_t *ptemp, server_rec *s)
-{
-    qc_server_conf *g = qc_sconf(s);
-    server_rec *v;
-    int ok = 1;
-
-    if (g->enabled != 1) {
-        return OK;
-    }
-    for (v = s; v; v = v->next) {
-        qc_server_conf *c = qc_sconf(v);
-
-        ok &= qc_check_trees(ptemp, v, c);
-        ok &= qc_check_fixed(ptemp, v, c);
-    }
-    ok &= qc_check_capacity(ptemp, s, g);
-    return ok ? OK : HTTP_INTERNAL_SERVER_ERROR;
 }

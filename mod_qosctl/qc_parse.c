@@ -93,18 +93,12 @@ static size_t scan_decimal(const char *s)
     return i;
 }
 
-/* A finite number at the start of s; *rest points past it. */
-static const char *read_number(const char *s, double *out, const char **rest)
+const char *qc_parse_number(const char *s, double *out, const char **rest)
 {
-    const char *reason;
     char *end;
-    size_t n;
+    size_t n = scan_decimal(s);
     double v;
 
-    if ((reason = check_ends(s)) != NULL) {
-        return reason;
-    }
-    n = scan_decimal(s);
     if (n == 0) {
         return reason_nan;
     }
@@ -120,6 +114,15 @@ static const char *read_number(const char *s, double *out, const char **rest)
     *out = v;
     *rest = end;
     return NULL;
+}
+
+/* A finite number at the start of s, which has no blank at either end;
+ * *rest points past it. */
+static const char *read_number(const char *s, double *out, const char **rest)
+{
+    const char *reason = check_ends(s);
+
+    return reason ? reason : qc_parse_number(s, out, rest);
 }
 
 const char *qc_parse_double(const char *s, double lo, double hi,
@@ -386,6 +389,19 @@ int qc_url_prefix_contains(const char *outer, const char *inner)
         return inner[0] == '/' || inner[0] == '\0';
     }
     return qc_uri_under(outer, lo, inner);
+}
+
+int qc_path_is_kernel(const char *real)
+{
+    static const char *const trees[] = { "/proc", "/sys", "/dev" };
+    unsigned i;
+
+    for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+        if (qc_url_prefix_contains(trees[i], real)) {
+            return 1;
+        }
+    }
+    return 0;
 }
 
 const char *qc_parse_ifname(const char *s)

@@ -21,6 +21,12 @@
 const char *qc_parse_double(const char *s, double lo, double hi,
                             double *out);
 
+/*
+ * The finite decimal number at the start of s, for a value within a
+ * longer text: *rest points past it, where the caller reads on.
+ */
+const char *qc_parse_number(const char *s, double *out, const char **rest);
+
 /* A whole number in [lo, hi] ("1", "30"). */
 const char *qc_parse_long(const char *s, long lo, long hi, long *out);
 
@@ -80,6 +86,12 @@ const char *qc_parse_ifname(const char *s);
  */
 const char *qc_parse_cpulist(const char *s, unsigned char *cpus,
                              unsigned max);
+
+/*
+ * Whether an absolute path, with its symbolic links resolved, is in the
+ * kernel's trees /proc, /sys or /dev, where no file of ours belongs.
+ */
+int qc_path_is_kernel(const char *real);
 
 /* The status page's formats, by ?format= */
 typedef enum {

@@ -11,6 +11,10 @@ import subprocess
 import sys
 import types
 
+# The user httpd's children run as, and how to run as it (runuser).
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "harness"))
+import qcharness  # noqa: E402
+
 TOP = os.environ.get("QOSCTL_TOP_SRCDIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 TOOL = os.path.join(TOP, "content-trees", "qosctl-degrade")
@@ -53,9 +57,15 @@ class Result:
                                             line).group(1))})
 
 
-def run_tool(*args):
-    return Result(subprocess.run([sys.executable, TOOL]
-                                 + [os.fsencode(a) for a in args],
+def run_tool(*args, unprivileged=False):
+    """The tool on args; unprivileged: as httpd's user when we are root
+    (qcharness.unprivileged)."""
+    argv = [sys.executable, TOOL] + [os.fsencode(a) for a in args]
+    if unprivileged:
+        # The system's Python: another user may not reach ours (pyenv's
+        # under /root).
+        argv = qcharness.unprivileged(["/usr/bin/python3"] + argv[1:])
+    return Result(subprocess.run(argv,
                                  stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE,
                                  timeout=300, check=False))

@@ -23,6 +23,7 @@
 
 #include <float.h>
 #include <limits.h>
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -107,6 +108,44 @@ static void fuzz_double_one(const char *s, double lo, double hi)
     FUZZ_CHECK(qc_parse_double(text, -DBL_MAX, DBL_MAX, &again) == NULL,
                text);
     FUZZ_CHECK(again == v, text);
+}
+
+/* A number within a longer text: where qc_parse_double takes the whole
+ * string, qc_parse_number takes the same number and stops after it. */
+static void fuzz_number_prefix(const char *s)
+{
+    double v = FUZZ_SENTINEL, whole = FUZZ_SENTINEL;
+    const char *rest = NULL, *reason = qc_parse_number(s, &v, &rest);
+
+    fuzz_check_reason(reason, s);
+    if (reason != NULL) {
+        FUZZ_CHECK(v == FUZZ_SENTINEL && rest == NULL, s);
+        return;
+    }
+    FUZZ_CHECK(isfinite(v), s);
+    FUZZ_CHECK(rest > s && rest <= s + strlen(s), s);
+    FUZZ_CHECK(strspn(s, "0123456789+-.eE") >= (size_t)(rest - s), s);
+    /* It stops at no digit: the number is read to its end. */
+    FUZZ_CHECK(!isdigit((unsigned char)rest[0]), s);
+    if (*rest == '\0') {
+        FUZZ_CHECK(qc_parse_double(s, -DBL_MAX, DBL_MAX, &whole) == NULL,
+                   s);
+        FUZZ_CHECK(whole == v, s);
+    }
+}
+
+/* /proc, /sys and /dev by whole segments, as qc_url_prefix_contains. */
+static void fuzz_kernel_path(const char *s)
+{
+    int want = qc_url_prefix_contains("/proc", s)
+               || qc_url_prefix_contains("/sys", s)
+               || qc_url_prefix_contains("/dev", s);
+
+    FUZZ_CHECK(qc_path_is_kernel(s) == want, s);
+    if (want) {
+        FUZZ_CHECK(!strncmp(s, "/proc", 5) || !strncmp(s, "/sys", 4)
+                   || !strncmp(s, "/dev", 4), s);
+    }
 }
 
 static void fuzz_long_one(const char *s, long lo, long hi)
@@ -437,6 +476,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_cpulist(s, FUZZ_MAX_CPUS, 0);          /* QosCtlResource cpu */
     fuzz_status_query(s);                       /* ?format= */
     fuzz_status_flag(s);                        /* ?refresh=1 */
+    fuzz_number_prefix(s);                      /* the state file */
+    fuzz_kernel_path(s);            /* QosCtlLog, QosCtlStateFile */
     if (more) {
         fuzz_double_one(s, lo, hi);
         fuzz_long_one(s, llo, lhi);

@@ -59,8 +59,9 @@ BAD = [
     ("QosCtlResource cpu 0 1", ["QosCtlResource", "'0 1'"]),
     ("QosCtlResource cpu 0\nQosCtlResource cpu 0",
      ["QosCtlResource", "cpu 0 is given twice"]),
-    ("QosCtlResource cgroup /nonexistent",
-     ["QosCtlResource", "'/nonexistent'", "not a directory"]),
+    # procfs: nobody can have made it (a /nonexistent may exist)
+    ("QosCtlResource cgroup /proc/no-such-group",
+     ["QosCtlResource", "'/proc/no-such-group'", "not a directory"]),
     ("QosCtlResource cgroup /tmp", ["QosCtlResource", "'/tmp'", "cpu.stat"]),
     ("QosCtlResource cgroup sys/fs/cgroup",
      ["QosCtlResource", "'sys/fs/cgroup'", "absolute"]),
@@ -129,7 +130,8 @@ GOOD = [
     "QosCtlContentTrees /degraded /full\nQosCtlFixedLevel 1.5\n"
     "QosCtlGuarantee 50 13Mbit\nQosCtlPremiumAddress 10.0.0.0/8 ::1\n"
     "QosCtlExclude /status /server-status\nQosCtlRetryAfter 0",
-    "QosCtlLog logs/qosctl.tsv\nQosCtlStateFile qosctl.state",
+    # relative to ServerRoot, in a directory that exists
+    "QosCtlLog qosctl.tsv\nQosCtlStateFile qosctl.state",
     # siblings under one parent do not nest
     "QosCtlContentTrees /degraded/sub /full/sub",
 ]
@@ -211,3 +213,149 @@ def test_a_real_interface_passes_configtest(apache):
     rc, out = apache.config_test(ON + "QosCtlResource link %s 1G\n"
                                  % names[0])
     assert rc == 0, out
+
+
+# What only the whole configuration or the disk shows: each case is a
+# function of the server (its ServerRoot, its Listen port) giving the
+# fragment and the words the error must contain.
+def _tree_link(apache, name, target):
+    """A directory of the docroot that is a symbolic link to target."""
+    link = os.path.join(apache.docroot, name)
+    if not os.path.islink(link):
+        os.symlink(target, link)
+    return "/" + name
+
+
+def _root_link(apache, name, target):
+    """A symbolic link in the ServerRoot, for the file directives."""
+    link = os.path.join(apache.root, name)
+    if not os.path.islink(link):
+        os.symlink(target, link)
+    return link
+
+
+def _planted(apache, name, make):
+    """A file of the ServerRoot made by make(path) once."""
+    path = os.path.join(apache.root, name)
+    if not os.path.lexists(path):
+        make(path)
+    return path
+
+
+def _hard_link(path):
+    with open(path + ".victim", "w"):
+        pass
+    os.link(path + ".victim", path)
+
+
+WHOLE = [
+    ("agent-unresolvable",
+     lambda a: ("QosCtlAgentListen no-such-host.invalid:8471",
+                ["QosCtlAgentListen", "'no-such-host.invalid:8471'",
+                 "cannot resolve"])),
+    ("agent-not-local",
+     lambda a: ("QosCtlAgentListen 192.0.2.1:8471",
+                ["QosCtlAgentListen", "'192.0.2.1:8471'",
+                 "not an address of this machine"])),
+    ("agent-on-listen-port",
+     lambda a: ("QosCtlAgentListen %d" % a.port,
+                ["QosCtlAgentListen", "'%d'" % a.port,
+                 "httpd itself listens on port %d" % a.port])),
+    ("agent-on-listen-address",
+     lambda a: ("QosCtlAgentListen 127.0.0.1:%d" % a.port,
+                ["QosCtlAgentListen", "'127.0.0.1:%d'" % a.port,
+                 "Listen"])),
+    ("agent-on-vhost-listen",
+     lambda a: ("Listen 127.0.0.1:%d\nQosCtlAgentListen localhost:%d"
+                % (a.port + 1, a.port + 1),
+                ["QosCtlAgentListen", "'localhost:%d'" % (a.port + 1),
+                 "httpd itself listens"])),
+    ("tree-is-link-to-tree",
+     lambda a: ("QosCtlContentTrees %s /full"
+                % _tree_link(a, "alias", os.path.join(a.docroot, "full")),
+                ["QosCtlContentTrees", "'/alias'", "the same directory as",
+                 "must not nest"])),
+    ("tree-is-link-into-tree",
+     lambda a: ("QosCtlContentTrees %s /full"
+                % _tree_link(a, "inner", "full/sub"),
+                ["QosCtlContentTrees", "'/inner'", "inside",
+                 "must not nest"])),
+    # (In the server's own root: a shared machine may have a /nonexistent.)
+    ("log-dir-missing",
+     lambda a: ("QosCtlLog %s/missing/qosctl.tsv" % a.root,
+                ["QosCtlLog", "'%s/missing/qosctl.tsv'" % a.root,
+                 "directory %s/missing does not exist" % a.root])),
+    ("log-is-directory",
+     lambda a: ("QosCtlLog %s" % a.docroot,
+                ["QosCtlLog", "'%s'" % a.docroot, "not a regular file"])),
+    ("state-proc-mem",
+     lambda a: ("QosCtlStateFile /proc/self/mem",
+                ["QosCtlStateFile", "'/proc/self/mem'",
+                 "/proc, /sys or /dev"])),
+    ("state-sys",
+     lambda a: ("QosCtlStateFile /sys/kernel/qosctl.state",
+                ["QosCtlStateFile", "'/sys/kernel/qosctl.state'",
+                 "/proc, /sys or /dev"])),
+    ("state-dev-null",
+     lambda a: ("QosCtlStateFile /dev/null",
+                ["QosCtlStateFile", "'/dev/null'", "/proc, /sys or /dev"])),
+    ("state-dir-links-to-proc",
+     lambda a: ("QosCtlStateFile %s/mem" % _root_link(a, "proc-self",
+                                                     "/proc/self"),
+                ["QosCtlStateFile", "proc-self/mem'", "/proc, /sys or /dev"])),
+    ("state-symlink",
+     lambda a: ("QosCtlStateFile %s" % _root_link(a, "state-link",
+                                                 "/proc/self/mem"),
+                ["QosCtlStateFile", "state-link'", "symbolic link"])),
+    ("state-fifo",
+     lambda a: ("QosCtlStateFile %s" % _planted(a, "fifo", os.mkfifo),
+                ["QosCtlStateFile", "fifo'", "not a regular file"])),
+    ("log-hard-link",
+     lambda a: ("QosCtlLog %s" % _planted(a, "linked.tsv", _hard_link),
+                ["QosCtlLog", "linked.tsv'", "another hard link"])),
+    ("state-dir-missing",
+     lambda a: ("QosCtlStateFile %s/missing/qosctl.state" % a.root,
+                ["QosCtlStateFile", "'%s/missing/qosctl.state'" % a.root,
+                 "does not exist"])),
+]
+
+
+@pytest.mark.parametrize("case", [w[1] for w in WHOLE],
+                         ids=[w[0] for w in WHOLE])
+def test_whole_config_errors_fail_configtest(apache, case):
+    fragment, words = case(apache)
+    rc, out = apache.config_test(ON + fragment + "\n")
+    assert rc != 0, out
+    for w in words:
+        assert w in out, (w, out)
+
+
+def test_files_and_agent_that_are_fine_pass_configtest(apache):
+    """A state file that exists, a log not yet created, an agent on a
+    port of its own at a local name."""
+    state = os.path.join(apache.root, "qosctl.state")
+    with open(state, "w") as f:
+        f.write("")
+    rc, out = apache.config_test(
+        ON + "QosCtlStateFile %s\nQosCtlLog %s/new.tsv\n"
+        "QosCtlAgentListen localhost:%d\n" % (state, apache.root,
+                                              qcharness.free_port()))
+    assert rc == 0, out
+    assert "Syntax OK" in out
+
+
+def test_agent_address_is_checked_by_the_test_only(apache):
+    """At a start the network may not be up yet (DNS, an address DHCP
+    gives later): an agent address that does not bind costs the agent,
+    with a log line, not the server."""
+    extra = ON + "QosCtlAgentListen 192.0.2.1:%d\n" % qcharness.free_port()
+    a = qcharness.Apache(extra=extra)
+    try:
+        make_site(a.docroot)
+        assert a.config_test()[0] != 0
+        a.start(config_test=False)
+        assert a.get("/secret.txt")[0] == 200
+        assert qcharness.wait_for(lambda: "QosCtlAgentListen" in a.log())
+        assert "no agent" in a.log(), a.log()
+    finally:
+        a.cleanup()

@@ -41,14 +41,15 @@ static int client(int af, unsigned short port)
     return fd;
 }
 
-static void check_family(int af)
+/* Returns 0 when the family cannot listen here (IPv6 turned off). */
+static int check_family(int af)
 {
     qc_backlog_t b, other;
     unsigned short port = 0, none;
     int lfd = qc_test_listener(af, &port, 16), c[CLIENTS], i;
 
     if (lfd < 0 && af == AF_INET6) {
-        return;                 /* no IPv6 on this machine */
+        return 0;
     }
     ck_assert_int_ge(lfd, 0);
     none = (unsigned short)(port == 65535 ? 1024 : port + 1);
@@ -82,6 +83,7 @@ static void check_family(int af)
     qc_backlog_close(&b);
     qc_backlog_close(&other);
     ck_assert_int_eq(qc_backlog_read(&b), -1);
+    return 1;
 }
 
 /* One listener's message of a dump at p: port, queue, limit, length. */
@@ -143,13 +145,15 @@ END_TEST
 
 START_TEST(counts_unaccepted_v4)
 {
-    check_family(AF_INET);
+    ck_assert(check_family(AF_INET));
 }
 END_TEST
 
 START_TEST(counts_unaccepted_v6)
 {
-    check_family(AF_INET6);
+    if (!check_family(AF_INET6)) {
+        QC_TEST_SKIP("no IPv6 on this machine");
+    }
 }
 END_TEST
 

@@ -307,6 +307,52 @@ START_TEST(test_pinned_level_is_corrected_and_resumed)
 }
 END_TEST
 
+/* A state file with anything wrong is not used at all: a good fit
+ * beside a bad capacity line starts from the prior, not half-way. */
+START_TEST(test_bad_state_file_is_not_used)
+{
+    static const char *const tails[] = {
+        "\ncapacity -1 cpus\n", "\ncapacity 0x4 cpus\n",
+        "\ncapacity 4 cpus junk\n", "\nsomething else\n", " junk\n"
+    };
+    char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
+    qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_rls_t rls;
+    unsigned i;
+    int n, fd;
+
+    for (i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+        fd = mkstemp(state);
+        ck_assert_int_ge(fd, 0);
+        qc_rls_init(&rls, TRUE_A, TRUE_B, TRUE_C, QC_RLS_LAMBDA);
+        n = qc_rls_format(&rls, text, QC_RLS_LINE_MAX);
+        ck_assert_int_gt(n, 0);
+        snprintf(text + n, sizeof(text) - (size_t)n, "%s", tails[i]);
+        ck_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+        memset(&cfg, 0, sizeof(cfg));
+        cfg.bound = 0.6;
+        cfg.period = 1.0;
+        cfg.gain_margin = 4.0;
+        cfg.a0 = 10.0 * TRUE_A;
+        cfg.shm = make_shm(1);
+        cfg.vs = &vs;
+        cfg.nvs = 1;
+        cfg.log_fd = -1;
+        cfg.state_fd = fd;
+        vs.slot = &cfg.shm->slots[0];
+        qc_ctl_init(&ctl, &cfg, pool);
+        ck_assert_msg(fabs(ctl.model.a - 10.0 * TRUE_A) < 1e-9 * TRUE_A,
+                      "state with \"%s\" used: a = %g", tails[i],
+                      ctl.model.a);
+        close(fd);
+        unlink(state);
+        strcpy(state, "/tmp/qc-state-XXXXXX");
+    }
+}
+END_TEST
+
 /* A state file saved on 4 CPUs, read on 2: the fit is rescaled at the
  * first period.  Saved on a link, or by an older controller: the fit
  * is taken as it is.  The same from the segment of a controller that
@@ -326,7 +372,6 @@ START_TEST(test_state_file_at_another_capacity)
     ck_assert(start_from_state("\ncapacity 2 cpus\n", stat) == 1.0);
     ck_assert(start_from_state("\ncapacity 1e8 bit/s\n", stat) == 1.0);
     ck_assert(start_from_state("", stat) == 1.0);
-    ck_assert(start_from_state("\ncapacity -1 cpus\n", stat) == 1.0);
     /* A controller restarted after a crash, from the segment. */
     ck_assert(fabs(start_fitted_at(NULL, 4.0, QC_SHM_UNIT_CPUS, stat)
                    - 2.0) < 1e-9);
@@ -1348,6 +1393,7 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     tcase_add_test(tc, test_step_isolation_and_pinning);
     tcase_add_test(tc, test_state_file_at_another_capacity);
+    tcase_add_test(tc, test_bad_state_file_is_not_used);
     tcase_add_test(tc, test_pinned_level_is_corrected_and_resumed);
     tcase_add_test(tc, test_step_on_a_queued_link);
     tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);

@@ -577,6 +577,23 @@ END_TEST
 
 /* ---- interface names -------------------------------------------------- */
 
+/* By whole segments, as a resolved path is: /devices is no /dev. */
+START_TEST(kernel_paths)
+{
+    ck_assert(qc_path_is_kernel("/proc"));
+    ck_assert(qc_path_is_kernel("/proc/1234/mem"));
+    ck_assert(qc_path_is_kernel("/sys/kernel"));
+    ck_assert(qc_path_is_kernel("/dev/null"));
+    ck_assert(qc_path_is_kernel("/dev/shm/x"));
+    ck_assert(qc_path_is_kernel("/dev/"));
+    ck_assert(!qc_path_is_kernel("/devices/x"));
+    ck_assert(!qc_path_is_kernel("/procedures"));
+    ck_assert(!qc_path_is_kernel("/var/lib/apache2/qosctl.state"));
+    ck_assert(!qc_path_is_kernel("/"));
+    ck_assert(!qc_path_is_kernel("/srv/proc"));
+}
+END_TEST
+
 START_TEST(ifname_accepts)
 {
     QC_ACCEPT(qc_parse_ifname("eth0"));
@@ -697,6 +714,7 @@ static Suite *parse_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("ifname");
+    tcase_add_test(tc, kernel_paths);
     tcase_add_test(tc, ifname_accepts);
     tcase_add_test(tc, ifname_rejects);
     suite_add_tcase(s, tc);

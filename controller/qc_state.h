@@ -1,0 +1,39 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * The state file (QosCtlStateFile) as the controller reads it back: the
+ * fit, one line of qc_rls_format(), and optionally a second line
+ * "capacity <cap> <unit>" of the one sensor it was fitted on.  All or
+ * nothing: a file with anything wrong is not used at all, so that the
+ * model never starts half from the file and half from the prior.  Pure.
+ */
+
+#ifndef QC_STATE_H
+#define QC_STATE_H
+
+#include <stddef.h>
+
+#include "qc_rls.h"
+
+/* Longest state file: both lines and their ends of line. */
+#define QC_STATE_MAX (QC_RLS_LINE_MAX + 64)
+
+/* Longest unit name, as qc_sensor_unit() gives them ("bit/s"). */
+#define QC_STATE_UNIT_MAX 15
+
+typedef struct {
+    qc_rls_t rls;
+    double capacity;                    /* 0: no capacity line */
+    char unit[QC_STATE_UNIT_MAX + 1];   /* "" with no capacity line */
+} qc_state_t;
+
+/*
+ * Read the n bytes of a state file.  Returns NULL, with *st filled; or
+ * the reason the file is not used, written into why (len bytes; 160
+ * suffice) and returned, *st left untouched.  An empty file (n == 0,
+ * as the supervisor creates it) is a reason too: "empty".
+ */
+const char *qc_state_parse(const char *text, size_t n, qc_state_t *st,
+                           char *why, size_t len);
+
+#endif /* QC_STATE_H */

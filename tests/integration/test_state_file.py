@@ -1,0 +1,82 @@
+"""A QosCtlStateFile the controller did not write is reported once in
+the error log, with the reason, and not used at all: the model starts
+from its prior (the defaults: a 1e-4 s), not from the file (a 2.5e-4 s),
+and not half from each."""
+
+import os
+
+import pytest
+
+import qcharness
+from conftest import make_site
+
+T = 0.25
+BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
+        "QosCtlExclude /qosctl-status\n"
+        "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+        "</Location>\n" % T)
+NP = 11
+GOOD = ("qcrls2 %s b=3e-08 c=7e-05 d=0.01 lambda=0.98 n=100 e2=0.0001 "
+        "dc=0.001 p=%s\n" % (" ".join("a%d=0.00025" % j for j in range(8)),
+                             ",".join("1" if i == j else "0"
+                                      for i in range(NP)
+                                      for j in range(i, NP))))
+
+BAD = [
+    ("negative-cost", GOOD.replace("c=7e-05", "c=-7e-05"),
+     "c=-7e-05: out of range"),
+    ("hex-float", GOOD.replace("b=3e-08", "b=0x1p-25"), "b=0x1p-25"),
+    ("infinite", GOOD.replace("d=0.01", "d=inf"), "d=inf: not a number"),
+    ("trailing-junk", GOOD.replace("\n", " junk\n"), "after p"),
+    # A good fit beside a bad second line: nothing of it is used.
+    ("bad-capacity-line", GOOD + "capacity -4 cpus\n",
+     "line 2: capacity \"-4 cpus\""),
+]
+
+
+@pytest.fixture
+def apache():
+    made = []
+
+    def make(extra):
+        a = qcharness.Apache(extra=BASE + extra, cpus="0")
+        make_site(a.docroot)
+        made.append(a)
+        return a.start()
+
+    yield make
+    for a in made:
+        a.cleanup()
+
+
+def write(tmp_path, text):
+    path = os.path.join(str(tmp_path), "qosctl.state")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(str(tmp_path), 0o755)
+    return path
+
+
+@pytest.mark.parametrize("text,reason", [b[1:] for b in BAD],
+                         ids=[b[0] for b in BAD])
+def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
+                                                      text, reason):
+    a = apache("QosCtlStateFile %s\n" % write(tmp_path, text))
+    assert qcharness.wait_for(
+        lambda: a.status_json()["controller"]["periods"] >= 8)
+    lines = [l for l in a.log().splitlines()
+             if "QosCtlStateFile not used" in l]
+    assert len(lines) == 1, a.log()
+    assert reason in lines[0], (reason, lines[0])
+    model = a.status_json()["model"]
+    # Nearly idle: a stays near its default, far from the file's.
+    assert model["a"] == pytest.approx(1e-4, rel=0.2), model
+    assert a.get("/x.txt")[0] == 200
+
+
+def test_good_state_file_is_used_without_a_word(apache, tmp_path):
+    a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD))
+    assert qcharness.wait_for(
+        lambda: a.status_json()["controller"]["periods"] >= 4)
+    assert "QosCtlStateFile not used" not in a.log()
+    assert a.status_json()["model"]["a"] == pytest.approx(0.00025, rel=0.2)
