@@ -147,9 +147,10 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
 }
 
 /*
- * N of who the client is: its address, or QOSCTL_CLIENT when the admin
- * sets it (SetEnvIf Cookie "sid=([^;]+)" QOSCTL_CLIENT=$1): users behind
- * one NAT share an address but not a session.  Keyed with the segment's
+ * N of who the client is: its address (an IPv6 one's /64), or
+ * QOSCTL_CLIENT when the admin sets it (SetEnvIf Cookie "sid=([^;]+)"
+ * QOSCTL_CLIENT=$1): users behind one NAT share an address but not a
+ * session.  Keyed with the segment's
  * secret, so nobody can choose a key that always lands high.
  */
 static double qc_client_hash(const request_rec *r)
@@ -167,7 +168,9 @@ static double qc_client_hash(const request_rec *r)
         return qc_hash_keyed(secret, NULL, 0);
     }
     b = qc_client_bytes(r, &family, &len);
-    return qc_hash_keyed(secret, b, len);
+    /* An IPv6 host picks its address from a /64 at will: keyed by the
+     * /64, a client cannot shop for a better tree by address. */
+    return qc_hash_keyed(secret, b, family == 6 ? 8 : len);
 }
 
 /*

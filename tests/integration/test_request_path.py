@@ -504,6 +504,28 @@ def test_stop_leaves_no_shared_memory_or_files(server_factory):
     assert leftovers == []
 
 
+def test_an_ipv6_client_is_keyed_by_its_64(server_factory):
+    """Hash shopping by address: an IPv6 host picks any address in its
+    /64, so the key is the /64.  At a pinned 1.5, 16 addresses of one /64
+    all get one tree, and 400 /64s get both, about half each.  (The /64's
+    requests are a 26th of the load, short of a heavy key's, whose
+    requests are split one by one.)"""
+    s = server_factory(TREES + "QosCtlFixedLevel 1.5\n").start()
+    requests = []
+    for i in range(1, 401):
+        requests.append(("/x.txt", "2001:db8:%x:%x::1" % (i, i)))
+        if i % 25 == 0:
+            requests.append(("/x.txt", "2001:db8:77:1::%x" % i))
+    replies = fetch_all(s, requests)
+    assert all(r[0] == 200 for r in replies)
+    one = [r[2] for (path, ip), r in zip(requests, replies)
+           if ip.startswith("2001:db8:77:1::")]
+    many = [r[2] for (path, ip), r in zip(requests, replies)
+            if not ip.startswith("2001:db8:77:1::")]
+    assert len(one) == 16 and len(set(one)) == 1, one
+    assert 140 <= many.count(b"full\n") <= 260, many.count(b"full\n")
+
+
 def test_client_identity_from_the_environment(server_factory):
     """QOSCTL_CLIENT replaces the address in the hash: one address, many
     sessions, split evenly and each session stable."""
