@@ -62,7 +62,7 @@ void qc_background_gone(qc_ctl_t *ctl)
     ctl->bg.seen = 0.0;
     ctl->bg.wait = 0.0;
     qc_rls_limit_d(&ctl->rls, ctl->bg.d0);
-    qc_ctl_model_from_rls(ctl);
+    ctl->model.d = qc_ctl_fit_d(ctl);
     qc_calib_init(&ctl->calib);
 }
 

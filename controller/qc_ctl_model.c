@@ -123,8 +123,5 @@ void qc_ctl_model_from_rls(qc_ctl_t *ctl)
     ctl->model.a = ctl->model.a_tree[0];
     ctl->model.b = qc_rls_b(&ctl->rls);
     ctl->model.c = qc_rls_c(&ctl->rls);
-    /* The fit's intercept may go below 0 to absorb what the linear
-     * costs miss; as background load it is 0 then (a negative one
-     * raised the targets over the bound: 0.98 for a bound of 0.6). */
-    ctl->model.d = fmax(qc_rls_d(&ctl->rls), 0.0);
+    ctl->model.d = qc_ctl_fit_d(ctl);
 }

@@ -41,6 +41,17 @@ int qc_jumped(double now, double prev, double least);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 
+/* The background the loops use, from the fit: its intercept may go below
+ * 0 to absorb what the linear costs miss; as background load it is 0
+ * then (a negative one raised the targets over the bound: 0.98 for a
+ * bound of 0.6). */
+static APR_INLINE double qc_ctl_fit_d(const qc_ctl_t *ctl)
+{
+    double d = qc_rls_d(&ctl->rls);
+
+    return d > 0.0 ? d : 0.0;
+}
+
 /* qc_ctl_model.c */
 void qc_ctl_update_model(qc_ctl_t *ctl);
 void qc_ctl_model_from_rls(qc_ctl_t *ctl);
