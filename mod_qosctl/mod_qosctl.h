@@ -111,6 +111,7 @@ typedef struct {
     int counted;                /* arrival already counted */
     int surged;                 /* sent to the lowest tree by the guard */
     int kept;                   /* its connection's tree (qc_level_keeps) */
+    double n;                   /* its client's hash, below the top */
     int would;                  /* LogOnly: level is what it would be */
 } qc_request_t;
 

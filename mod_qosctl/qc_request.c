@@ -414,16 +414,65 @@ static QC_RARE int qc_dry_run(request_rec *r, const qc_server_conf *c,
     return DECLINED;
 }
 
+/*
+ * Below the top: the client's hash, and its connection's kept tree or a
+ * pick.  The count before this request numbers the bucket's requests
+ * across every thread and process: the draws of one heavy key follow one
+ * sequence, so its full-quality replies come evenly spaced, not in the
+ * clumps that queue a link.
+ */
+static QC_RARE void qc_below_top(const request_rec *r,
+                                 const qc_server_conf *c,
+                                 qc_class_shm_t *cs, qc_request_t *rq,
+                                 apr_uint32_t m_fx)
+{
+    unsigned bucket;
+    int kept;
+
+    rq->n = qc_client_hash(r);
+    bucket = qc_hash_bucket(rq->n);
+    kept = qc_kept_level(r, c, rq, rq->n, m_fx);
+    rq->kept = kept >= 0;
+    rq->level = qc_pick(c, cs, m_fx, rq->n, bucket,
+                        (apr_uint32_t)qc_add64(&cs->bucket_arrived[bucket],
+                                               1), kept);
+}
+
+/*
+ * The rest of a decision that is not the top tree at light load: the
+ * connection's tree kept, the dry run, the reason, and the 503.
+ */
+static QC_RARE int qc_decided(request_rec *r, const qc_server_conf *c,
+                              qc_request_t *rq, apr_uint32_t m_fx,
+                              int fail_open)
+{
+    if (m_fx < c->top_fx) {
+        qc_keep_level(r, c, rq, rq->n, m_fx);
+    }
+    if (rq->level < c->levels && qc_rt.main->log_only) {
+        return qc_dry_run(r, c, rq, m_fx);
+    }
+    qc_count_arrival(c, rq, rq->level);
+    qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);
+    if (rq->level == 0) {
+        rq->rejected = 1;
+        if (qc_rt.main->retry_after > 0) {
+            apr_table_setn(r->err_headers_out, "Retry-After",
+                           apr_itoa(r->pool, qc_rt.main->retry_after));
+        }
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    qc_tell_level(r, c, rq->level);
+    return DECLINED;
+}
+
 int qc_decide(request_rec *r)
 {
     qc_server_conf *c;
-    qc_class_shm_t *cs;
     qc_request_t *rq;
     request_rec *first;
     apr_uint32_t m_fx;
-    double n = 0.0;
-    unsigned bucket;
-    int fail_open = 0, kept;
+    int fail_open = 0;
 
     if (!qc_rt.shm) {
         return DECLINED;
@@ -462,47 +511,23 @@ int qc_decide(request_rec *r)
         qc_tell_reason(r, c, rq, 0, "excluded");
         return DECLINED;
     }
-    cs = &c->slot->cls[rq->cls];
     m_fx = qc_level_fx(r, c, rq->cls, &fail_open);
-    if (m_fx >= c->top_fx) {
+    if (m_fx < c->top_fx) {
+        qc_below_top(r, c, &c->slot->cls[rq->cls], rq, m_fx);
+    }
+    else {
         /* Full quality, the light-load case: no split, so neither the
          * hash nor who the clients are is needed.  The controller learns
          * the spread of the load from the first period below the top. */
         rq->level = c->levels;
     }
-    else {
-        n = qc_client_hash(r);
-        bucket = qc_hash_bucket(n);
-        kept = qc_kept_level(r, c, rq, n, m_fx);
-        rq->kept = kept >= 0;
-        /* The count before this request numbers the bucket's requests
-         * across every thread and process: the draws of one heavy key
-         * follow one sequence, so its full-quality replies come evenly
-         * spaced, not in the clumps that queue a link. */
-        rq->level = qc_pick(c, cs, m_fx, n, bucket,
-                            (apr_uint32_t)qc_add64(
-                                &cs->bucket_arrived[bucket], 1), kept);
-    }
     if (!c->fixed_set && !fail_open && !rq->kept) {
         qc_surge_guard(r, c, rq);
     }
-    if (m_fx < c->top_fx) {
-        qc_keep_level(r, c, rq, n, m_fx);
-    }
-    if (rq->level < c->levels && qc_rt.main->log_only) {
-        return qc_dry_run(r, c, rq, m_fx);
+    if (rq->level < c->levels || m_fx < c->top_fx || fail_open) {
+        return qc_decided(r, c, rq, m_fx, fail_open);
     }
     qc_count_arrival(c, rq, rq->level);
-    qc_tell_reason(r, c, rq, m_fx, fail_open ? "fail-open" : NULL);
-    if (rq->level == 0) {
-        rq->rejected = 1;
-        if (qc_rt.main->retry_after > 0) {
-            apr_table_setn(r->err_headers_out, "Retry-After",
-                           apr_itoa(r->pool, qc_rt.main->retry_after));
-        }
-        return HTTP_SERVICE_UNAVAILABLE;
-    }
-    qc_tell_level(r, c, rq->level);
     return DECLINED;
 }
 
