@@ -183,7 +183,7 @@ int qc_agent_pollfds(int lfd, struct pollfd *pfd, int *timeout_ms);
 void qc_agent_serve(const struct pollfd *pfd, int n, server_rec *s);
 /* Agent connections open at once (HAProxy opens one per server and
  * check), and the most descriptors qc_agent_pollfds fills. */
-#define QC_AGENT_MAXCONN 32
+#define QC_AGENT_MAXCONN 64
 #define QC_AGENT_POLLFDS (QC_AGENT_MAXCONN + 1)
 
 /* qc_status.c */

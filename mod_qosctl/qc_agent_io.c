@@ -44,6 +44,10 @@ APLOG_USE_MODULE(qosctl);
 /* Whatever a client sends, its reply comes (and its connection ends)
  * this long after the accept. */
 #define QC_AGENT_DEADLINE_MS 250
+/* The kernel's queue of connections not yet accepted: long enough for
+ * many slow clients at once, for when it overflows a check's SYN is
+ * dropped and retried a second later (the kernel caps it at somaxconn). */
+#define QC_AGENT_BACKLOG 1024
 /* A connection this young is not closed to make room for another: an
  * agent check is answered well within it. */
 #define QC_AGENT_KEEP_MS 100
@@ -82,7 +86,7 @@ static int qc_agent_bind(const struct addrinfo *ai)
     }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0
-        || listen(fd, 64) != 0) {
+        || listen(fd, QC_AGENT_BACKLOG) != 0) {
         int e = errno;
 
         close(fd);
