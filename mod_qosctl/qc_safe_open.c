@@ -85,11 +85,14 @@ int qc_safe_open(const char *path, int flags, mode_t mode,
         }
         fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
                     | O_CLOEXEC);
-        if (fd < 0 && errno == ELOOP) {
-            return qc_refuse(dfd, ELOOP, "is a symbolic link", why);
-        }
-        if (fd < 0 && errno == ENOTDIR) {
-            return qc_refuse(dfd, ENOTDIR, "is not a directory", why);
+        /* A link gives ELOOP or ENOTDIR, as the kernel sees it. */
+        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
+            int link = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                       && S_ISLNK(st.st_mode);
+
+            return qc_refuse(dfd, link ? ELOOP : ENOTDIR, link
+                             ? "is a symbolic link" : "is not a directory",
+                             why);
         }
         close(dfd);
         dfd = fd;

@@ -1,15 +1,20 @@
 """How the parent supervises the controller, on a real Apache: the files
-it opens as root, and a controller that hangs (period 0.25 s).
+it opens as root, a controller that hangs (period 0.25 s), and a
+supervisor that is stopped with it.
 
 The controller is replaced once its heartbeat has been still for
-QC_HUNG_AFTER (qc_supervise.c: 10 periods, at least 15 s); a controller
+QC_HUNG_AFTER (qc_heartbeat.h: 10 periods, at least 15 s); a controller
 stopped for less (test_overload_on_a_shaped_link_settles_at_the_bound
-stops one for a few seconds) resumes.
+stops one for a few seconds) resumes.  httpd's parent replaces a
+supervisor whose beat stood still 5 s, looking every ten seconds
+(qc_watch.c).
 """
 
 import os
+import pwd
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -148,6 +153,103 @@ def test_state_file_symlink_is_not_followed(apache):
     assert a.get("/x.txt")[0] == 200
 
 
+# -- nor through any directory another user may change ----------------------
+
+def refused(a, directive, path, why):
+    return [l for l in a.log().splitlines()
+            if directive in l and path in l and why in l
+            and "going on without it" in l]
+
+
+def as_user(a, path):
+    """path (a directory) made the User's, as a site's files may be."""
+    user = qcharness.run_user()
+    pw = pwd.getpwnam(user)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
+def test_log_in_a_symlinked_directory_is_not_created(apache):
+    """state/ is the User's; state/sub a link it made to elsewhere: root
+    must neither create nor write the log at the link's target."""
+    def plant(a):
+        state = os.path.join(a.root, "state")
+        os.mkdir(state)
+        os.mkdir(os.path.join(a.root, "elsewhere"))
+        os.symlink(os.path.join(a.root, "elsewhere"),
+                   os.path.join(state, "sub"))
+        as_user(a, state)
+
+    path = None
+    a = apache("QosCtlLog state/sub/qosctl.log\n"
+               "QosCtlStateFile state/sub/qosctl.state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert os.listdir(os.path.join(a.root, "elsewhere")) == []
+    for directive, name in (("QosCtlLog", "qosctl.log"),
+                            ("QosCtlStateFile", "qosctl.state")):
+        path = os.path.join(a.root, "state", "sub", name)
+        # The User's directory is refused before its link is reached.
+        assert len(refused(a, directive, path, "owned by another user")) \
+            == 1, a.log()
+    assert a.get("/x.txt")[0] == 200
+    assert fresh_controller(a)
+
+
+def test_log_below_a_symlinked_directory_of_roots_is_refused(apache):
+    """The link itself, in a directory only root may change (the admin's
+    own link): refused too, naming the link."""
+    def plant(a):
+        os.mkdir(os.path.join(a.root, "elsewhere"))
+        os.symlink(os.path.join(a.root, "elsewhere"),
+                   os.path.join(a.root, "sub"))
+
+    a = apache("QosCtlLog sub/qosctl.log\n", before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert os.listdir(os.path.join(a.root, "elsewhere")) == []
+    lines = refused(a, "QosCtlLog", os.path.join(a.root, "sub"),
+                    "symbolic link")
+    assert len(lines) == 1 and \
+        "%s is a symbolic link" % os.path.join(a.root, "sub") in lines[0], \
+        a.log()
+
+
+@pytest.mark.parametrize("mode,gid,why", [
+    (0o777, 0, "every user may write"),
+    (0o775, 33, "its group may write"),
+])
+def test_log_in_a_directory_others_may_write_is_refused(apache, mode, gid,
+                                                         why):
+    def plant(a):
+        d = os.path.join(a.root, "logs")
+        os.mkdir(d)
+        os.chown(d, 0, gid)
+        os.chmod(d, mode)
+
+    a = apache("QosCtlLog logs/ctl.tsv\n", before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert not os.path.exists(os.path.join(a.root, "logs", "ctl.tsv"))
+    assert len(refused(a, "QosCtlLog", os.path.join(a.root, "logs"),
+                       why)) == 1, a.log()
+
+
+def test_log_in_roots_own_and_in_a_sticky_directory_is_written(apache):
+    """What is safe stays allowed: root's 0755 directories, and a sticky
+    one like /tmp, where no one can replace root's names."""
+    def plant(a):
+        d = os.path.join(a.root, "sticky")
+        os.mkdir(d)
+        os.chmod(d, 0o1777)
+        os.mkdir(os.path.join(a.root, "logs"))
+
+    a = apache("QosCtlLog logs/ctl.tsv\nQosCtlStateFile sticky/state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert wait_for(lambda: os.path.getsize(
+        os.path.join(a.root, "logs", "ctl.tsv")) > 0)
+    assert os.path.isfile(os.path.join(a.root, "sticky", "state"))
+    assert "going on without it" not in a.log(), a.log()
+
+
 # -- a hung controller is replaced -------------------------------------------
 
 def hung_lines(a):
@@ -207,6 +309,77 @@ def test_briefly_stopped_controller_and_graceful_restart_kill_nothing(
     assert fresh_controller(a)
     assert hung_lines(a) == [], a.log()
     assert "ended (status" not in a.log() and "died" not in a.log()
+
+
+# -- httpd's parent restarts a stopped supervisor ---------------------------
+
+def supervisor_of(a, ctl):
+    sup = qcharness.parent_pid(ctl)
+    assert qcharness.parent_pid(sup) == a.pid, (ctl, sup, a.pid)
+    return sup
+
+
+def kill_as_user(sig, *pids):
+    """kill(1) as the User: what any CGI or PHP script may do."""
+    subprocess.run(["runuser", "-u", qcharness.run_user(), "--", "kill",
+                    "-%s" % sig] + [str(p) for p in pids], check=True)
+
+
+def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    kill_as_user("STOP", sup, ctl)
+    stopped = time.monotonic()
+    try:
+        assert wait_for(lambda: controller(a)["fail_open"], limit=5)
+        # Served meanwhile: the request path fails open.
+        assert a.get("/x.txt")[0] == 200
+        new = wait_for(lambda: fresh_controller(a, not_pid=ctl), limit=40,
+                       step=0.2)
+        took = time.monotonic() - stopped
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert new, a.log()
+    assert took < 30, took
+    # Both stopped ones were killed, by the pid httpd started.
+    assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=5)
+    assert supervisor_of(a, new["pid"]) != sup
+    lines = re.findall(r"supervisor %d killed by httpd's parent: its "
+                       r"supervisor stood still \(stopped or hung\) for "
+                       r"([0-9.]+) s" % sup, a.log())
+    assert len(lines) == 1 and float(lines[0]) >= 5, a.log()
+    restarted = controller(a)["restarted_by_parent"]
+    assert restarted["count"] == 1 and "supervisor stood still" \
+        in restarted["reason"], restarted
+    assert "Controller restarted by httpd's parent at" \
+        in a.get("/qosctl-status")[2].decode()
+    print("supervisor and controller stopped: control back after %.1f s"
+          % took)
+    # The new pair is left alone.
+    time.sleep(12)
+    assert controller(a)["pid"] == new["pid"]
+    assert controller(a)["restarted_by_parent"]["count"] == 1
+
+
+def test_graceful_restart_ends_a_stopped_supervisor_and_controller(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    os.kill(sup, signal.SIGSTOP)
+    os.kill(ctl, signal.SIGSTOP)
+    try:
+        a.graceful()
+        new = wait_for(lambda: fresh_controller(a, not_pid=ctl), limit=20)
+        assert new, a.log()
+        assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=10)
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert "restarted_by_parent" not in controller(a)
 
 
 # -- the controller runs ahead of the workers --------------------------------
