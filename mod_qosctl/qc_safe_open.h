@@ -17,16 +17,16 @@
 /*
  * Open the absolute path with flags (O_CREAT implied, mode for a new
  * file), walking it one component at a time from "/": every directory
- * must be a directory itself (not a symbolic link to one) that no one
- * but root (or, when not root, this process's user) may change, that
- * is owned by it and writable by no other user or group, unless
- * sticky (like /tmp).  The file itself must not be a symbolic link, and
- * once open must be a regular file with no other hard link; opening
- * does not block on a FIFO.  Returns the descriptor, or -1 with errno
- * set and *why a static reason; *bad_len then is the length of the
- * leading part of path that is at fault (the whole path: the file).
+ * must be one that no user but root (or, when not root, this process's
+ * user) may change: owned by it, writable by no other user or group,
+ * unless sticky (like /tmp).  A symbolic link on the way is followed
+ * only when such a user owns it, and its target is walked in turn; the
+ * file itself must not be a link, and once open must be a regular file
+ * with no other hard link; opening does not block on a FIFO.  Returns
+ * the descriptor, or -1 with errno set, *why a static reason, and in at
+ * (at_len bytes) the path, as resolved so far, that is at fault.
  */
 int qc_safe_open(const char *path, int flags, mode_t mode,
-                 const char **why, size_t *bad_len);
+                 const char **why, char *at, size_t at_len);
 
 #endif /* QC_SAFE_OPEN_H */

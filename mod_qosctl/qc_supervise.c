@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,17 +74,17 @@ static int qc_open(server_rec *s, const char *path, int flags,
                    const char *what)
 {
     const char *why;
-    size_t bad;
+    char at[PATH_MAX];
     int fd;
 
     if (!path) {
         return -1;
     }
-    fd = qc_safe_open(path, flags, 0644, &why, &bad);
+    fd = qc_safe_open(path, flags, 0644, &why, at, sizeof(at));
     if (fd < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, "QosCtl: %s %s: "
-                     "%.*s %s; not opened as root, going on without it",
-                     what, path, (int)bad, path, why);
+                     "%s %s; not opened as root, going on without it",
+                     what, path, at, why);
     }
     return fd;
 }
@@ -456,7 +457,11 @@ static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
                                  apr_proc_t *proc)
 {
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid;
+
+    /* Before the fork: the child's first beat must count. */
+    qc_watch_started(0);
+    pid = fork();
 
     if (pid < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,

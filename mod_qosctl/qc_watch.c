@@ -29,9 +29,9 @@ APLOG_USE_MODULE(qosctl);
 /* The supervisor beats every half second; this much silence is not an
  * overloaded machine (it runs at nice -10) but a stopped process. */
 #define QC_SUPERVISOR_SILENT_SEC 5
-/* From its start until its first beat: it opens files, may resolve
- * QosCtlAgentListen's name. */
-#define QC_SUPERVISOR_START_SEC 30
+/* From its start until its first beat (it beats at once, but a loaded
+ * machine may be slow to run a new process). */
+#define QC_SUPERVISOR_START_SEC 15
 /* A controller silent this long past QC_HUNG_MIN_SEC should have been
  * replaced by a supervisor that beats: that supervisor is not working. */
 #define QC_CONTROLLER_EXTRA_SEC 15
@@ -40,7 +40,10 @@ APLOG_USE_MODULE(qosctl);
 #define QC_WATCH_GAP_SEC 30
 
 static pid_t qc_watch_pid;              /* 0: none running */
-static apr_uint64_t qc_watch_since;     /* qc_mono_usec() of its start */
+static apr_uint64_t qc_watch_born;      /* qc_mono_usec() of its start */
+/* Silence before this counts for nothing: our own looks had a gap, or
+ * we just killed one (qc_mono_usec()). */
+static apr_uint64_t qc_watch_grace;
 static apr_uint64_t qc_watch_looked;
 
 static const char *const qc_watch_reasons[] = {
@@ -51,7 +54,9 @@ static const char *const qc_watch_reasons[] = {
 void qc_watch_started(pid_t pid)
 {
     qc_watch_pid = pid;
-    qc_watch_since = qc_mono_usec();
+    if (!pid) {
+        qc_watch_born = qc_watch_grace = qc_mono_usec();
+    }
 }
 
 void qc_watch_ended(void)
@@ -77,19 +82,18 @@ static unsigned qc_watch_reason(apr_uint64_t now, apr_uint64_t *silent)
     double ctl_limit = qc_hung_after(qc_rt.main->period)
                        + QC_CONTROLLER_EXTRA_SEC;
 
-    if (beat < qc_watch_since) {
-        *silent = now - qc_watch_since;
-        return *silent > apr_time_from_sec(QC_SUPERVISOR_START_SEC)
-               ? QC_RESTART_SUPERVISOR_SILENT : 0;
-    }
-    *silent = now > beat ? now - beat : 0;
-    if (*silent > apr_time_from_sec(QC_SUPERVISOR_SILENT_SEC)) {
+    apr_uint64_t from = beat > qc_watch_grace ? beat : qc_watch_grace;
+
+    *silent = now > from ? now - from : 0;
+    if (*silent > apr_time_from_sec(beat < qc_watch_born
+                                    ? QC_SUPERVISOR_START_SEC
+                                    : QC_SUPERVISOR_SILENT_SEC)) {
         return QC_RESTART_SUPERVISOR_SILENT;
     }
     qc_controller_stale(apr_time_now(), &quiet);
     *silent = quiet > 0 ? (apr_uint64_t)quiet : 0;
     return *silent > ctl_limit * APR_USEC_PER_SEC
-           && now - qc_watch_since > ctl_limit * APR_USEC_PER_SEC
+           && now - qc_watch_grace > ctl_limit * APR_USEC_PER_SEC
            ? QC_RESTART_CONTROLLER_SILENT : 0;
 }
 
@@ -104,10 +108,13 @@ int qc_monitor(apr_pool_t *p, server_rec *s)
         return DECLINED;
     }
     if (last && now - last > apr_time_from_sec(QC_WATCH_GAP_SEC)) {
-        qc_watch_since = now;
+        qc_watch_grace = now;
         return DECLINED;
     }
     reason = qc_watch_reason(now, &silent);
+    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, s, "QosCtl: supervisor %ld "
+                 "looked at: still for %.1f s, reason %u", (long)qc_watch_pid,
+                 silent / 1e6, reason);
     if (!reason) {
         return DECLINED;
     }
@@ -124,8 +131,8 @@ int qc_monitor(apr_pool_t *p, server_rec *s)
                  "another, the request path fails open meanwhile",
                  (long)qc_watch_pid, qc_watch_reasons[reason],
                  silent / 1e6);
-    /* Not again before the new one had its time to start. */
-    qc_watch_since = now;
+    /* Not again before the MPM reaped it and started another. */
+    qc_watch_grace = now;
     return OK;
 }
 

@@ -13,7 +13,8 @@
 
 #include "httpd.h"
 
-/* The supervisor pid was started (qc_supervise.c), or has ended. */
+/* A supervisor is about to start (pid 0), was started as pid (from
+ * qc_supervise.c), or has ended. */
 void qc_watch_started(pid_t pid);
 void qc_watch_ended(void);
 

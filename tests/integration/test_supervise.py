@@ -195,22 +195,32 @@ def test_log_in_a_symlinked_directory_is_not_created(apache):
     assert fresh_controller(a)
 
 
-def test_log_below_a_symlinked_directory_of_roots_is_refused(apache):
-    """The link itself, in a directory only root may change (the admin's
-    own link): refused too, naming the link."""
+def test_directory_links_only_root_could_make_are_followed(apache):
+    """The admin's own link to a directory (Debian's /var/run is one) is
+    followed, and its target checked in turn; a link the User made, in
+    a sticky directory, is not."""
     def plant(a):
         os.mkdir(os.path.join(a.root, "elsewhere"))
         os.symlink(os.path.join(a.root, "elsewhere"),
                    os.path.join(a.root, "sub"))
+        sticky = os.path.join(a.root, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        os.symlink("../elsewhere", os.path.join(sticky, "sub"))
+        pw = pwd.getpwnam(qcharness.run_user())
+        os.lchown(os.path.join(sticky, "sub"), pw.pw_uid, pw.pw_gid)
 
-    a = apache("QosCtlLog sub/qosctl.log\n", before_start=plant)
+    a = apache("QosCtlLog sub/qosctl.log\n"
+               "QosCtlStateFile sticky/sub/qosctl.state\n",
+               before_start=plant)
     assert wait_for(lambda: controller(a)["periods"] >= 4)
-    assert os.listdir(os.path.join(a.root, "elsewhere")) == []
-    lines = refused(a, "QosCtlLog", os.path.join(a.root, "sub"),
-                    "symbolic link")
-    assert len(lines) == 1 and \
-        "%s is a symbolic link" % os.path.join(a.root, "sub") in lines[0], \
-        a.log()
+    assert os.listdir(os.path.join(a.root, "elsewhere")) == ["qosctl.log"]
+    lines = refused(a, "QosCtlStateFile",
+                    os.path.join(a.root, "sticky", "sub"),
+                    "symbolic link another user owns")
+    assert len(lines) == 1, a.log()
+    assert len([l for l in a.log().splitlines()
+                if "going on without it" in l]) == 1, a.log()
 
 
 @pytest.mark.parametrize("mode,gid,why", [
@@ -326,7 +336,7 @@ def kill_as_user(sig, *pids):
 
 
 def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache):
-    a = apache()
+    a = apache(loglevel="warn qosctl:trace2")
     ctl = wait_for(lambda: fresh_controller(a))["pid"]
     sup = supervisor_of(a, ctl)
     kill_as_user("STOP", sup, ctl)
@@ -343,7 +353,8 @@ def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache):
             if alive(pid):
                 os.kill(pid, signal.SIGCONT)
     assert new, a.log()
-    assert took < 30, took
+    assert took < 30, (took, [l for l in a.log().splitlines()
+                              if "QosCtl: supervisor" in l])
     # Both stopped ones were killed, by the pid httpd started.
     assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=5)
     assert supervisor_of(a, new["pid"]) != sup
