@@ -335,8 +335,11 @@ def kill_as_user(sig, *pids):
                     "-%s" % sig] + [str(p) for p in pids], check=True)
 
 
-def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache):
-    a = apache(loglevel="warn qosctl:trace2")
+@pytest.mark.parametrize("mpm", ["event", "prefork"])
+def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache,
+                                                                 mpm):
+    """Each MPM runs the monitor hook in its own maintenance loop."""
+    a = apache(mpm=mpm, loglevel="warn qosctl:trace2")
     ctl = wait_for(lambda: fresh_controller(a))["pid"]
     sup = supervisor_of(a, ctl)
     kill_as_user("STOP", sup, ctl)
