@@ -78,11 +78,10 @@ apr_status_t qc_watch_cleanup(void *unused)
 static unsigned qc_watch_reason(apr_uint64_t now, apr_uint64_t *silent)
 {
     apr_uint64_t beat = apr_atomic_read64(&qc_rt.shm->supervisor_beat);
+    apr_uint64_t from = beat > qc_watch_grace ? beat : qc_watch_grace;
     apr_interval_time_t quiet;
     double ctl_limit = qc_hung_after(qc_rt.main->period)
                        + QC_CONTROLLER_EXTRA_SEC;
-
-    apr_uint64_t from = beat > qc_watch_grace ? beat : qc_watch_grace;
 
     *silent = now > from ? now - from : 0;
     if (*silent > apr_time_from_sec(beat < qc_watch_born
@@ -113,8 +112,8 @@ int qc_monitor(apr_pool_t *p, server_rec *s)
     }
     reason = qc_watch_reason(now, &silent);
     ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, s, "QosCtl: supervisor %ld "
-                 "looked at: still for %.1f s, reason %u", (long)qc_watch_pid,
-                 silent / 1e6, reason);
+                 "looked at: still for %.1f s, reason %u",
+                 (long)qc_watch_pid, silent / 1e6, reason);
     if (!reason) {
         return DECLINED;
     }
