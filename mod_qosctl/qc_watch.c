@@ -34,7 +34,7 @@ APLOG_USE_MODULE(qosctl);
 #define QC_SUPERVISOR_START_SEC 15
 /* A controller silent this long past QC_HUNG_MIN_SEC should have been
  * replaced by a supervisor that beats: that supervisor is not working. */
-#define QC_CONTROLLER_EXTRA_SEC 15
+#define QC_CONTROLLER_EXTRA_SEC 10
 /* A gap this long between two of our own looks (the whole server was
  * stopped or suspended): count afresh rather than blame the child. */
 #define QC_WATCH_GAP_SEC 30

@@ -378,6 +378,42 @@ def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache,
     assert controller(a)["restarted_by_parent"]["count"] == 1
 
 
+def test_supervisor_stopped_on_and_off_is_replaced_for_its_controller(
+        apache):
+    """Stopped 3 s at a time, continued for a moment: such a supervisor
+    beats often enough for httpd's parent, and each gap in its own looks
+    makes it count the controller's silence afresh, so it never replaces
+    a stopped controller.  The parent does, once the controller has been
+    still for its hung time + 10 s (25 s)."""
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    os.kill(ctl, signal.SIGSTOP)
+    t0 = time.monotonic()
+    new = None
+    try:
+        while new is None and alive(sup) and time.monotonic() - t0 < 70:
+            os.kill(sup, signal.SIGSTOP)
+            time.sleep(3)
+            if alive(sup):
+                os.kill(sup, signal.SIGCONT)
+            time.sleep(0.3)
+            new = fresh_controller(a, not_pid=ctl)
+        new = new or wait_for(lambda: fresh_controller(a, not_pid=ctl),
+                              limit=10)
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert new, a.log()
+    assert "the controller stood still and its supervisor did not " \
+        "replace it" in controller(a)["restarted_by_parent"]["reason"]
+    assert hung_lines(a) == [], a.log()
+    assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=5)
+    print("controller back %.1f s after it was stopped"
+          % (time.monotonic() - t0))
+
+
 def test_graceful_restart_ends_a_stopped_supervisor_and_controller(apache):
     a = apache()
     ctl = wait_for(lambda: fresh_controller(a))["pid"]
