@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  15u
+#define QC_SHM_VERSION  16u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -176,6 +176,16 @@ typedef struct {
      * none) past which a request gets its host's lowest tree */
     volatile apr_uint64_t surge_base_bits;
     volatile apr_uint64_t surge_rate_bits;
+    /* supervisor: CLOCK_MONOTONIC microseconds of its last look at the
+     * controller; httpd's parent restarts a supervisor that stopped */
+    volatile apr_uint64_t supervisor_beat;
+    /* httpd's parent: when it last replaced a silent supervisor (and
+     * its controller), apr_time_t, 0 never; how many times; the
+     * QC_RESTART_* reason; and how long the silence was, in ms */
+    volatile apr_uint64_t parent_restart_time;
+    volatile apr_uint32_t parent_restarts;
+    volatile apr_uint32_t parent_restart_reason;
+    volatile apr_uint64_t parent_restart_silence_ms;
     /* request path, on a line of its own: requests decided on for hosts
      * a loop drives, and those the guard sent to the lowest tree */
     volatile apr_uint64_t surge_arrived __attribute__((aligned(64)));
@@ -204,6 +214,10 @@ typedef struct {
 /* Refusing did not lower the load (clients that take each refusal's
  * place, or load that is not the requests'): no 503 for a while. */
 #define QC_WARN_NO_RELIEF       4u
+
+/* parent_restart_reason */
+#define QC_RESTART_SUPERVISOR_SILENT    1u
+#define QC_RESTART_CONTROLLER_SILENT    2u
 
 #define QC_SHM_SIZE(capacity) \
     (sizeof(qc_shm_t) + ((capacity) - 1) * sizeof(qc_slot_t))

@@ -19,9 +19,11 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "mod_status.h"
+#include "mpm_common.h"
 #include "apr_atomic.h"
 
 #include "mod_qosctl.h"
+#include "qc_watch.h"
 
 qc_runtime_t qc_rt;
 
@@ -94,6 +96,7 @@ static void qc_register_hooks(apr_pool_t *p)
 
     ap_hook_check_config(qc_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qc_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_monitor(qc_monitor, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_translate_name(qc_decide, after_rewrite, NULL, APR_HOOK_FIRST);
     ap_hook_translate_name(qc_map, NULL, NULL, APR_HOOK_LAST);
     /* Before mod_proxy's, which claims proxy: file names. */

@@ -175,8 +175,17 @@ int qc_log(request_rec *r);
 int qc_supervise(apr_pool_t *pconf, server_rec *s);
 
 /* qc_agent_io.c: HAProxy's agent check, served by the supervisor */
+struct pollfd;
 int qc_agent_open(server_rec *s);
-void qc_agent_serve(int lfd, server_rec *s);
+/* The agent's sockets to poll (listening lfd first; none when lfd < 0),
+ * the count returned; lowers *timeout_ms to its next deadline. */
+int qc_agent_pollfds(int lfd, struct pollfd *pfd, int *timeout_ms);
+/* Serve what poll() found on those n descriptors. */
+void qc_agent_serve(const struct pollfd *pfd, int n, server_rec *s);
+/* Agent connections open at once (HAProxy opens one per server and
+ * check), and the most descriptors qc_agent_pollfds fills. */
+#define QC_AGENT_MAXCONN 64
+#define QC_AGENT_POLLFDS (QC_AGENT_MAXCONN + 1)
 
 /* qc_status.c */
 int qc_status_handler(request_rec *r);

@@ -5,8 +5,16 @@
  * serves it, not the controller: a controller that died or hung must
  * still be answered for, with the weight of a server that fails open.
  * What to answer is qc_agent.c's; this file reads the shared segment
- * and does the I/O.  One connection at a time: HAProxy asks once per
- * agent-inter, and a reply takes microseconds.
+ * and does the I/O.
+ *
+ * Never blocking: the supervisor also watches the controller, and a
+ * client that sends a byte now and then must hold up neither that nor
+ * other agent checks.  Every connection is non-blocking, is answered
+ * within QC_AGENT_DEADLINE_MS of its accept whatever it sends, and at
+ * most QC_AGENT_MAXCONN are open: a new one closes the oldest, once
+ * that is older than any honest check takes.  (Not a
+ * thread: the supervisor forks controllers, and a fork while another
+ * thread holds malloc's or the log's lock hangs the child.)
  */
 
 #include <errno.h>
@@ -29,17 +37,39 @@
 
 APLOG_USE_MODULE(qosctl);
 
-/* How long HAProxy's agent-send may take to arrive after the connect. */
+/* How long HAProxy's agent-send may take to arrive after the connect,
+ * or its next byte after the last: after that, the agent answers what
+ * it has (nothing: the whole server). */
 #define QC_AGENT_READ_MS 20
-/* Connections answered per wake-up, so that a flood cannot hold the
+/* Whatever a client sends, its reply comes (and its connection ends)
+ * this long after the accept. */
+#define QC_AGENT_DEADLINE_MS 250
+/* The kernel's queue of connections not yet accepted: long enough for
+ * many slow clients at once, for when it overflows a check's SYN is
+ * dropped and retried a second later (the kernel caps it at somaxconn). */
+#define QC_AGENT_BACKLOG 1024
+/* A connection this young is not closed to make room for another: an
+ * agent check is answered well within it. */
+#define QC_AGENT_KEEP_MS 100
+/* Connections accepted per wake-up, so that a flood cannot hold the
  * supervisor from its other work. */
 #define QC_AGENT_BURST 16
 /* At most one log line about bad agent-send input per this many s. */
 #define QC_AGENT_LOG_EVERY 60
 
+typedef struct {
+    int fd;                     /* -1: free */
+    apr_uint64_t accepted;      /* qc_mono_usec() */
+    apr_uint64_t last;          /* of the accept or the last byte */
+    size_t got;
+    char in[QC_AGENT_REQUEST_MAX + 2];
+} qc_agent_conn_t;
+
+static qc_agent_conn_t qc_agent_conns[QC_AGENT_MAXCONN];
 static unsigned qc_agent_maxconn;
-/* The last weight reported, and when, for the whole server ([0]) and
- * for each host asked for by name ([1 + i]); < 0: none yet. */
+/* The last weight reported, and when, for the whole server ([0]), for
+ * each host asked for by name ([1 + i]) and for names of no host
+ * ([nelts + 1]); < 0: none yet. */
 static double *qc_agent_last;
 static apr_time_t *qc_agent_when;
 static apr_time_t qc_agent_logged;
@@ -49,18 +79,14 @@ static int qc_agent_bind(const struct addrinfo *ai)
 {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC
                     | SOCK_NONBLOCK, ai->ai_protocol);
-    int one = 1, zero = 0;
+    int one = 1;
 
     if (fd < 0) {
         return -1;
     }
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (ai->ai_family == AF_INET6) {
-        /* "port" alone: IPv4 too, through mapped addresses */
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-    }
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0
-        || listen(fd, 64) != 0) {
+        || listen(fd, QC_AGENT_BACKLOG) != 0) {
         int e = errno;
 
         close(fd);
@@ -68,6 +94,11 @@ static int qc_agent_bind(const struct addrinfo *ai)
         return -1;
     }
     return fd;
+}
+
+static const char *qc_agent_host(void)
+{
+    return qc_rt.main->agent_host ? qc_rt.main->agent_host : "127.0.0.1";
 }
 
 int qc_agent_open(server_rec *s)
@@ -81,11 +112,14 @@ int qc_agent_open(server_rec *s)
         return -1;
     }
     qc_agent_last = apr_palloc(s->process->pconf, sizeof(double)
-                               * (qc_rt.servers->nelts + 1));
+                               * (qc_rt.servers->nelts + 2));
     qc_agent_when = apr_pcalloc(s->process->pconf, sizeof(apr_time_t)
-                                * (qc_rt.servers->nelts + 1));
-    for (rv = 0; rv <= qc_rt.servers->nelts; rv++) {
+                                * (qc_rt.servers->nelts + 2));
+    for (rv = 0; rv <= qc_rt.servers->nelts + 1; rv++) {
         qc_agent_last[rv] = -1.0;
+    }
+    for (rv = 0; rv < QC_AGENT_MAXCONN; rv++) {
+        qc_agent_conns[rv].fd = -1;
     }
     if (ap_mpm_query(AP_MPMQ_MAX_DAEMONS, &daemons) == APR_SUCCESS
         && ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads) == APR_SUCCESS
@@ -95,17 +129,15 @@ int qc_agent_open(server_rec *s)
     memset(&hints, 0, sizeof(hints));
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    hints.ai_family = g->agent_host ? AF_UNSPEC : AF_INET6;
+    hints.ai_family = AF_UNSPEC;
     apr_snprintf(port, sizeof(port), "%u", (unsigned)g->agent_port);
-    rv = getaddrinfo(g->agent_host, port, &hints, &res);
-    if (rv != 0 && !g->agent_host) {
-        hints.ai_family = AF_INET;      /* a kernel without IPv6 */
-        rv = getaddrinfo(NULL, port, &hints, &res);
-    }
+    /* A port alone: loopback.  The weights tell how loaded each host
+     * is; a balancer elsewhere is named by address, on purpose. */
+    rv = getaddrinfo(qc_agent_host(), port, &hints, &res);
     if (rv != 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtl: "
-                     "QosCtlAgentListen %s:%s: %s; no agent", g->agent_host
-                     ? g->agent_host : "*", port, gai_strerror(rv));
+                     "QosCtlAgentListen %s:%s: %s; no agent",
+                     qc_agent_host(), port, gai_strerror(rv));
         return -1;
     }
     for (ai = res; ai && fd < 0; ai = ai->ai_next) {
@@ -114,27 +146,35 @@ int qc_agent_open(server_rec *s)
     if (fd < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, "QosCtl: "
                      "QosCtlAgentListen %s:%s: cannot listen; no agent",
-                     g->agent_host ? g->agent_host : "*", port);
+                     qc_agent_host(), port);
     }
     else {
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: HAProxy agent "
-                     "on %s:%s, maxconn hint %u", g->agent_host
-                     ? g->agent_host : "*", port, qc_agent_maxconn);
+                     "on %s:%s, maxconn hint %u", qc_agent_host(), port,
+                     qc_agent_maxconn);
     }
     freeaddrinfo(res);
     return fd;
+}
+
+/* The view of no host, as it starts; returns whether it is fresh. */
+static int qc_agent_view_none(qc_agent_view_t *v)
+{
+    int fresh = !qc_controller_stale(apr_time_now(), NULL);
+
+    qc_agent_view_init(v, qc_bitsd(apr_atomic_read64(
+                              &qc_rt.shm->u_measured_bits)),
+                       qc_rt.main->bound, fresh, qc_agent_maxconn);
+    return fresh;
 }
 
 /* The view of every host, or of those host names (NULL: all); returns
  * the hosts found, and in *scope the first one's index + 1 (0: all). */
 static int qc_agent_view(qc_agent_view_t *v, const char *host, int *scope)
 {
-    qc_shm_t *q = qc_rt.shm;
     int i, k, found = 0;
-    int fresh = !qc_controller_stale(apr_time_now(), NULL);
+    int fresh = qc_agent_view_none(v);
 
-    qc_agent_view_init(v, qc_bitsd(apr_atomic_read64(&q->u_measured_bits)),
-                       qc_rt.main->bound, fresh, qc_agent_maxconn);
     for (i = 0; i < qc_rt.servers->nelts; i++) {
         const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
                                                 qc_server_conf *);
@@ -186,47 +226,33 @@ static void qc_agent_complain(server_rec *s, const char *what,
     qc_agent_unlogged = 0;
 }
 
-/* Up to the first end of line, QC_AGENT_REQUEST_MAX + 1 bytes at most,
- * waiting QC_AGENT_READ_MS for it; returns the bytes read. */
-static size_t qc_agent_read(int fd, char *buf, size_t len)
+/*
+ * Answer a connection with what it sent, n bytes of in.  A name that is
+ * no host's gets what a host at full quality would get (a view with no
+ * class in it), smoothed on its own: an agent check can thus neither
+ * confirm nor rule out a host name, and a balancer that asks with a
+ * wrong one keeps sending (the module fails open for it too).
+ */
+static void qc_agent_answer(int fd, const char *in, size_t n, server_rec *s)
 {
-    struct pollfd pfd;
-    size_t got = 0;
-    ssize_t n;
-
-    pfd.fd = fd;
-    pfd.events = POLLIN;
-    while (got < len && !memchr(buf, '\n', got) && !memchr(buf, '\r', got)
-           && poll(&pfd, 1, QC_AGENT_READ_MS) > 0) {
-        n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
-        if (n <= 0) {
-            break;
-        }
-        got += (size_t)n;
-    }
-    return got;
-}
-
-static void qc_agent_answer(int fd, server_rec *s)
-{
-    char in[QC_AGENT_REQUEST_MAX + 2], host[QC_AGENT_REQUEST_MAX + 1];
-    char out[64];
-    size_t n = qc_agent_read(fd, in, sizeof(in)), len;
+    char host[QC_AGENT_REQUEST_MAX + 1], out[64];
     qc_agent_ask_e ask = qc_agent_parse(in, n, host, sizeof(host));
     qc_agent_view_t v;
     apr_time_t now = apr_time_now();
     int scope = 0, w;
+    size_t len;
 
     if (ask == QC_AGENT_BAD) {
         qc_agent_complain(s, "agent-send is not a host name, or too long",
                           NULL, n);
     }
-    if (ask != QC_AGENT_HOST || !qc_agent_view(&v, host, &scope)) {
-        if (ask == QC_AGENT_HOST) {
-            qc_agent_complain(s, "agent-send names no virtual host: ",
-                              host, n);
-        }
+    if (ask != QC_AGENT_HOST) {
         qc_agent_view(&v, NULL, &scope);
+    }
+    else if (!qc_agent_view(&v, host, &scope)) {
+        qc_agent_complain(s, "agent-send names no virtual host: ", host, n);
+        qc_agent_view_none(&v);
+        scope = qc_rt.servers->nelts + 1;
     }
     qc_agent_last[scope] = qc_agent_smooth(
         qc_agent_last[scope], qc_agent_weight(&v),
@@ -241,16 +267,153 @@ static void qc_agent_answer(int fd, server_rec *s)
     }
 }
 
-void qc_agent_serve(int lfd, server_rec *s)
+static void qc_agent_close(qc_agent_conn_t *c)
 {
-    int i, fd;
+    close(c->fd);
+    c->fd = -1;
+}
 
-    for (i = 0; i < QC_AGENT_BURST; i++) {
-        fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+/* Read what c's peer sent; answer and close it once it sent a line,
+ * went quiet, filled the buffer or used its time. */
+static void qc_agent_step(qc_agent_conn_t *c, apr_uint64_t now,
+                          server_rec *s)
+{
+    int done = 0, failed = 0;
+    ssize_t r;
+
+    for (;;) {
+        if (c->got == sizeof(c->in) || memchr(c->in, '\n', c->got)
+            || memchr(c->in, '\r', c->got)) {
+            done = 1;
+            break;
+        }
+        r = recv(c->fd, c->in + c->got, sizeof(c->in) - c->got,
+                 MSG_DONTWAIT);
+        if (r > 0) {
+            c->got += (size_t)r;
+            c->last = now;
+            continue;
+        }
+        if (r < 0 && errno == EINTR) {
+            continue;
+        }
+        done = r == 0;          /* the peer's end of sending */
+        failed = r < 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+        break;
+    }
+    if (!done && !failed && now - c->last < QC_AGENT_READ_MS * 1000
+        && now - c->accepted < QC_AGENT_DEADLINE_MS * 1000) {
+        return;
+    }
+    if (!failed) {
+        qc_agent_answer(c->fd, c->in, c->got, s);
+    }
+    qc_agent_close(c);
+}
+
+/* A free slot, or else the oldest connection's that is evictable at
+ * now, closed unanswered; NULL: none yet.  *until (if not NULL): when
+ * one will be. */
+static qc_agent_conn_t *qc_agent_slot(apr_uint64_t now, int evict,
+                                      apr_uint64_t *until)
+{
+    qc_agent_conn_t *oldest = NULL;
+    int i;
+
+    for (i = 0; i < QC_AGENT_MAXCONN; i++) {
+        qc_agent_conn_t *c = &qc_agent_conns[i];
+
+        if (c->fd < 0) {
+            return c;
+        }
+        if (!oldest || c->accepted < oldest->accepted) {
+            oldest = c;
+        }
+    }
+    if (until) {
+        *until = oldest->accepted + QC_AGENT_KEEP_MS * 1000;
+    }
+    if (now < oldest->accepted + QC_AGENT_KEEP_MS * 1000) {
+        return NULL;
+    }
+    if (evict) {
+        qc_agent_close(oldest);
+    }
+    return oldest;
+}
+
+int qc_agent_pollfds(int lfd, struct pollfd *pfd, int *timeout_ms)
+{
+    apr_uint64_t now = qc_mono_usec(), due;
+    int i, n = 0, ms;
+
+    if (lfd < 0) {
+        return 0;
+    }
+    /* Accept only when a slot is there to take it, or wake up when one
+     * will be: the kernel's queue holds the others meanwhile. */
+    pfd[n].fd = qc_agent_slot(now, 0, &due) ? lfd : -1;
+    pfd[n].events = POLLIN;
+    pfd[n++].revents = 0;
+    if (pfd[0].fd < 0) {
+        ms = due > now ? (int)((due - now + 999) / 1000) : 0;
+        *timeout_ms = ms < *timeout_ms ? ms : *timeout_ms;
+    }
+    for (i = 0; i < QC_AGENT_MAXCONN; i++) {
+        const qc_agent_conn_t *c = &qc_agent_conns[i];
+
+        if (c->fd < 0) {
+            continue;
+        }
+        pfd[n].fd = c->fd;
+        pfd[n].events = POLLIN;
+        pfd[n++].revents = 0;
+        due = c->last + QC_AGENT_READ_MS * 1000;
+        if (c->accepted + QC_AGENT_DEADLINE_MS * 1000 < due) {
+            due = c->accepted + QC_AGENT_DEADLINE_MS * 1000;
+        }
+        /* Rounded up: a wake-up before it is due would find nothing. */
+        ms = due > now ? (int)((due - now + 999) / 1000) : 0;
+        if (ms < *timeout_ms) {
+            *timeout_ms = ms;
+        }
+    }
+    return n;
+}
+
+void qc_agent_serve(const struct pollfd *pfd, int n, server_rec *s)
+{
+    apr_uint64_t now = qc_mono_usec();
+    qc_agent_conn_t *c;
+    int i, j = 1, fd;
+
+    if (n <= 0) {
+        return;
+    }
+    /* The connections that sent or ran out of time, in the order that
+     * qc_agent_pollfds listed them. */
+    for (i = 0; i < QC_AGENT_MAXCONN && j < n; i++) {
+        c = &qc_agent_conns[i];
+        if (c->fd < 0 || c->fd != pfd[j].fd) {
+            continue;
+        }
+        if (pfd[j++].revents
+            || now - c->last >= QC_AGENT_READ_MS * 1000
+            || now - c->accepted >= QC_AGENT_DEADLINE_MS * 1000) {
+            qc_agent_step(c, now, s);
+        }
+    }
+    for (i = 0; i < QC_AGENT_BURST && (pfd[0].revents & POLLIN)
+                && qc_agent_slot(now, 0, NULL); i++) {
+        fd = accept4(pfd[0].fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) {
             return;
         }
-        qc_agent_answer(fd, s);
-        close(fd);
+        c = qc_agent_slot(now, 1, NULL);
+        c->fd = fd;
+        c->accepted = c->last = now;
+        c->got = 0;
+        /* HAProxy's agent-send is usually there already. */
+        qc_agent_step(c, now, s);
     }
 }

@@ -9,6 +9,8 @@
 #ifndef QC_HEARTBEAT_H
 #define QC_HEARTBEAT_H
 
+#include <time.h>
+
 #include "qc_atomic.h"
 
 #include "mod_qosctl.h"
@@ -32,6 +34,41 @@ static APR_INLINE int qc_controller_stale(apr_time_t now,
         *silence = quiet;
     }
     return quiet > qc_rt.stale_after;
+}
+
+/*
+ * How long the heartbeat may stand still before the controller is taken
+ * for hung and replaced.  The request path has failed open after three
+ * periods already, so nothing is urgent, while a replacement loses what
+ * the controller learned since the state file was last written: wait
+ * far beyond one slow period, an overloaded machine or an admin's brief
+ * SIGSTOP (the shaped-link test stops one for about 4 s).
+ */
+#define QC_HUNG_PERIODS  10
+#define QC_HUNG_MIN_SEC  15.0
+
+static APR_INLINE double qc_hung_after(double period)
+{
+    return QC_HUNG_PERIODS * period > QC_HUNG_MIN_SEC
+           ? QC_HUNG_PERIODS * period : QC_HUNG_MIN_SEC;
+}
+
+/* Microseconds of CLOCK_MONOTONIC: the same clock in every process of
+ * the machine, and one that no admin's date(1) moves. */
+static APR_INLINE apr_uint64_t qc_mono_usec(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (apr_uint64_t)ts.tv_sec * 1000000u
+           + (apr_uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The supervisor's sign of life for httpd's parent, which restarts it
+ * when it stands still (qc_supervise.c, qc_monitor). */
+static APR_INLINE void qc_supervisor_beat(qc_shm_t *q)
+{
+    apr_atomic_set64(&q->supervisor_beat, qc_mono_usec());
 }
 
 #endif /* QC_HEARTBEAT_H */

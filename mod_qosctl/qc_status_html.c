@@ -16,6 +16,7 @@
 #include "apr_strings.h"
 
 #include "qc_status.h"
+#include "qc_watch.h"
 
 static const char qc_html_style[] =
     "body{font:14px/1.4 sans-serif;color:#222;margin:8px;"
@@ -130,6 +131,7 @@ static void qc_html_controller(request_rec *r, const qc_global_view_t *g)
                : qc_pdouble(r->pool, "%.0f", g->accept_queue),
                g->fail_open ? " &mdash; <b class=\"warn\">failing open"
                "</b>" : "");
+    qc_watch_status(r, 0);
 }
 
 static void qc_html_capacity(request_rec *r, const qc_global_view_t *g)

@@ -12,6 +12,7 @@
 #include "apr_strings.h"
 
 #include "qc_status.h"
+#include "qc_watch.h"
 
 /*
  * A double as JSON and Prometheus want it: apr's formatter drops the
@@ -179,6 +180,7 @@ void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_num(r, g->cpu_ms);
     qc_json_field(r, ",\"accept_queue\":", g->accept_queue < 0
                   ? 0.0 / 0.0 : g->accept_queue);
+    qc_watch_status(r, 1);
     qc_json_field(r, "},\"capacity\":{\"requests_per_second\":",
                   g->capacity);
     qc_json_field(r, ",\"full_quality\":", g->capacity_full);

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,19 +43,11 @@
 
 #include "mod_qosctl.h"
 #include "qc_controller.h"
+#include "qc_heartbeat.h"
+#include "qc_safe_open.h"
+#include "qc_watch.h"
 
 APLOG_USE_MODULE(qosctl);
-
-/*
- * How long the heartbeat may stand still before the controller is taken
- * for hung and replaced.  The request path has failed open after three
- * periods already, so nothing is urgent, while a replacement loses what
- * the controller learned since the state file was last written: wait
- * far beyond one slow period, an overloaded machine or an admin's brief
- * SIGSTOP (the shaped-link test stops one for about 4 s).
- */
-#define QC_HUNG_PERIODS  10
-#define QC_HUNG_MIN_SEC  15.0
 
 /*
  * The controller's nice value: an overloaded server is when it must run
@@ -75,44 +68,23 @@ static void qc_ctl_on_signal(int sig)
     qc_ctl_stop = 1;
 }
 
-/* Open as root, before privileges go, so User need not own the paths.
- * Not through a symlink nor into a file with another hard link: whoever
- * may write in the directory could point it at any file, and root would
- * write there.  Not a FIFO either: opening one blocks until a reader
- * comes, and no controller would ever start. */
+/* Open as root, before privileges go, so User need not own the paths;
+ * only where no other user can redirect root (qc_safe_open.h). */
 static int qc_open(server_rec *s, const char *path, int flags,
                    const char *what)
 {
-    struct stat st;
+    const char *why;
+    char at[PATH_MAX];
     int fd;
 
     if (!path) {
         return -1;
     }
-    fd = open(path, flags | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
-              0644);
-    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode)
-                    || st.st_nlink != 1)) {
-        close(fd);
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
-                     "QosCtl: %s %s is not a regular file of its own (a "
-                     "device, a FIFO or a hard link); going on without it",
-                     what, path);
-        return -1;
-    }
-    if (fd >= 0) {
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    }
-    if (fd < 0 && errno == ELOOP && lstat(path, &st) == 0
-        && S_ISLNK(st.st_mode)) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s,
-                     "QosCtl: %s %s is a symbolic link, which is not "
-                     "followed; going on without it", what, path);
-    }
-    else if (fd < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
-                     "QosCtl: cannot open %s %s; going on without it",
-                     what, path);
+    fd = qc_safe_open(path, flags, 0644, &why, at, sizeof(at));
+    if (fd < 0) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, "QosCtl: %s %s: "
+                     "%s %s; not opened as root, going on without it",
+                     what, path, at, why);
     }
     return fd;
 }
@@ -256,38 +228,35 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
 
 static double qc_mono_now(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
+    return qc_mono_usec() / 1e6;
 }
 
 /*
  * Wait up to tick for one of the blocked signals in set, and return it
- * (0 for none).  With an agent, wait on its socket too, through a
- * signalfd sfd, and answer HAProxy while the controller works or hangs.
+ * (0 for none).  With an agent, wait on its sockets too, through a
+ * signalfd sfd, and serve HAProxy while the controller works or hangs;
+ * that never blocks (qc_agent_io.c), so neither the watch on the
+ * controller nor httpd's parent's watch on us waits for a client.
  */
 static int qc_wait_event(const sigset_t *set, int sfd,
                          const struct timespec *tick)
 {
-    struct pollfd pfd[2];
+    struct pollfd pfd[1 + QC_AGENT_POLLFDS];
     struct signalfd_siginfo si;
+    int timeout = (int)(tick->tv_sec * 1000 + tick->tv_nsec / 1000000);
+    int n;
 
     if (sfd < 0) {
         return sigtimedwait(set, NULL, tick);
     }
     pfd[0].fd = sfd;
     pfd[0].events = POLLIN;
-    pfd[1].fd = qc_agent_fd;
-    pfd[1].events = POLLIN;
-    pfd[0].revents = pfd[1].revents = 0;
-    if (poll(pfd, 2, (int)(tick->tv_sec * 1000 + tick->tv_nsec / 1000000))
-        <= 0) {
+    pfd[0].revents = 0;
+    n = qc_agent_pollfds(qc_agent_fd, pfd + 1, &timeout);
+    if (poll(pfd, 1 + n, timeout) < 0) {
         return 0;
     }
-    if (pfd[1].revents & POLLIN) {
-        qc_agent_serve(qc_agent_fd, qc_sup_server);
-    }
+    qc_agent_serve(pfd + 1, n, qc_sup_server);
     if ((pfd[0].revents & POLLIN)
         && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         return (int)si.ssi_signo;
@@ -326,6 +295,7 @@ static int qc_ctl_wait(pid_t pid, qc_shm_t *q, double hung_after,
         double now;
         int sig;
 
+        qc_supervisor_beat(q);
         if (w == pid || (w < 0 && errno != EINTR)) {
             break;
         }
@@ -371,12 +341,13 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
     pid_t self = getpid();
     double hung_after;
 
+    /* Its own process group, with the controller: httpd's parent ends
+     * both by the pid it started (qc_watch.c). */
+    setpgid(0, 0);
+    qc_supervisor_beat(qc_rt.shm);
     qc_ctl_signals();
     cfg = qc_ctl_config(p, s);     /* before: it notes their ports */
-    hung_after = QC_HUNG_PERIODS * cfg->period;
-    if (hung_after < QC_HUNG_MIN_SEC) {
-        hung_after = QC_HUNG_MIN_SEC;
-    }
+    hung_after = qc_hung_after(cfg->period);
     ap_close_listeners();
     cfg->log_fd = qc_open(s, qc_rt.main->log_path, O_WRONLY | O_APPEND,
                           "QosCtlLog");
@@ -392,6 +363,7 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
                  "QosCtlPowerModel)");
     /* As root: the admin may name a port below 1024. */
     qc_agent_fd = qc_agent_open(s);
+    qc_supervisor_beat(qc_rt.shm);
     /* Only root may raise a priority; the controller inherits it. */
     if (setpriority(PRIO_PROCESS, 0, QC_CTL_NICE) != 0) {
         ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "
@@ -418,6 +390,7 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
         }
         if (pid < 0) {
             apr_sleep(apr_time_from_sec(1));
+            qc_supervisor_beat(cfg->shm);
             continue;
         }
         status = qc_ctl_wait(pid, cfg->shm, hung_after, &hung);
@@ -456,6 +429,7 @@ static void qc_supervisor_event(int reason, void *data,
     switch (reason) {
     case APR_OC_REASON_DEATH:
         apr_proc_other_child_unregister(data);
+        qc_watch_ended();
         if (ap_mpm_query(AP_MPMQ_MPM_STATE, &mpm_state) == APR_SUCCESS
             && mpm_state != AP_MPMQ_STOPPING) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, qc_sup_server,
@@ -466,6 +440,7 @@ static void qc_supervisor_event(int reason, void *data,
         break;
     case APR_OC_REASON_LOST:
         apr_proc_other_child_unregister(data);
+        qc_watch_ended();
         qc_ctl_start(qc_sup_pool, qc_sup_server, proc);
         break;
     case APR_OC_REASON_RESTART:
@@ -482,7 +457,11 @@ static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
                                  apr_proc_t *proc)
 {
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid;
+
+    /* Before the fork: the child's first beat must count. */
+    qc_watch_started(0);
+    pid = fork();
 
     if (pid < 0) {
         ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
@@ -495,6 +474,7 @@ static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
     }
     proc->pid = pid;
     proc->in = proc->out = proc->err = NULL;
+    qc_watch_started(pid);
     apr_pool_note_subprocess(p, proc, APR_KILL_AFTER_TIMEOUT);
     apr_proc_other_child_register(proc, qc_supervisor_event, proc, NULL, p);
     return APR_SUCCESS;
@@ -508,6 +488,9 @@ int qc_supervise(apr_pool_t *pconf, server_rec *s)
     }
     qc_sup_pool = pconf;
     qc_sup_server = s;
+    /* Registered before the subprocess is noted, so it runs first. */
+    apr_pool_cleanup_register(pconf, NULL, qc_watch_cleanup,
+                              apr_pool_cleanup_null);
     /* A failed fork is logged there; serve anyway: the request path
      * fails open while no controller runs. */
     qc_ctl_start(pconf, s, apr_pcalloc(pconf, sizeof(apr_proc_t)));

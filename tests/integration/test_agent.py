@@ -11,6 +11,7 @@ reach the same code (tests/unit/test_agent.c).  Nothing here is timed:
 HAProxy's state is polled until it shows what is asserted.
 """
 
+import errno
 import os
 import re
 import signal
@@ -29,15 +30,15 @@ REPLY = re.compile(r"^(\d+)% maxconn:(\d+)\n$")
 HAPROXY = qcharness.HAPROXY
 
 
-def base(aport, extra="", trees="/degraded /full"):
-    return ("QosCtl On\nQosCtlPeriod %s\n"
-            "QosCtlContentTrees %s\n"
-            "QosCtlAgentListen 127.0.0.1:%d\n"
-            "QosCtlExclude /qosctl-status /sub /qosctl-health\n"
-            "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
-            "</Location>\n"
-            "<Location /qosctl-health>\n  SetHandler qosctl-health\n"
-            "</Location>\n%s" % (T, trees, aport, extra))
+def base(aport, extra="", trees="/degraded /full", listen="127.0.0.1:%d"):
+    return (("QosCtl On\nQosCtlPeriod %s\n"
+             "QosCtlContentTrees %s\n"
+             "QosCtlAgentListen " + listen + "\n"
+             "QosCtlExclude /qosctl-status /sub /qosctl-health\n"
+             "<Location /qosctl-status>\n  SetHandler qosctl-status\n"
+             "</Location>\n"
+             "<Location /qosctl-health>\n  SetHandler qosctl-health\n"
+             "</Location>\n%s") % (T, trees, aport, extra))
 
 
 def ask(port, send=b"", timeout=10):
@@ -69,9 +70,10 @@ def controller(a):
 def apache():
     made = []
 
-    def make(extra="", trees="/degraded /full", **kw):
+    def make(extra="", trees="/degraded /full", listen="127.0.0.1:%d",
+             **kw):
         aport = qcharness.free_port()
-        a = qcharness.Apache(extra=base(aport, extra, trees), **kw)
+        a = qcharness.Apache(extra=base(aport, extra, trees, listen), **kw)
         a.aport = aport
         make_site(a.docroot)
         made.append(a)
@@ -85,7 +87,9 @@ def apache():
 
 
 def test_idle_server_answers_a_weight_and_maxconn(apache):
-    a = apache()
+    # Pinned at full quality: the CPU sensor sees the whole machine,
+    # which other tests may load past the bound.
+    a = apache("QosCtlFixedLevel 2\n")
     w = weight(a.aport)
     # Full quality: 100 idle, 55 at the bound (the CPU sensor sees the
     # whole machine, which other tests may load).
@@ -111,13 +115,13 @@ def test_rejecting_server_drains_and_degrading_one_weighs_less(apache):
 
 
 def test_bad_agent_send_gets_the_server_reply_and_a_log_line(apache):
-    a = apache("Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
+    a = apache("QosCtlFixedLevel 2\n"
+               "Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
                "  ServerName degraded.test\n  QosCtlFixedLevel 1.5\n"
                "</VirtualHost>\n".format(p=qcharness.free_port()))
     whole = weight(a.aport)
     assert whole == 33
-    for junk in (b"\xff\xfe garbage; ready\n", b"x" * 5000,
-                 b"no-such-host.test\n", b"\x00\n"):
+    for junk in (b"\xff\xfe garbage; ready\n", b"x" * 5000, b"\x00\n"):
         assert weight(a.aport, junk) == whole, junk
     # A peer that sends and never reads gets its reply dropped, and the
     # agent goes on.
@@ -154,6 +158,145 @@ def _has_ipv6_loopback():
         return True
     except OSError:
         return False
+
+
+def test_an_unknown_host_name_is_neither_confirmed_nor_denied(apache):
+    """A name of no host gets what a host at full quality gets, not the
+    whole server's weight: an agent check cannot tell it from a real,
+    idle host.  (The admin gets the log line.)"""
+    a = apache("QosCtlFixedLevel 2\n"
+               "Listen 127.0.0.1:{p}\n<VirtualHost 127.0.0.1:{p}>\n"
+               "  ServerName degraded.test\n  QosCtlFixedLevel 1.5\n"
+               "</VirtualHost>\n".format(p=qcharness.free_port()))
+    assert weight(a.aport) == 33
+    assert weight(a.aport, b"degraded.test\n") == 33
+    known = weight(a.aport, b"localhost\n")
+    # 100 idle, 55 at the bound (the machine's CPU), never the 33 of
+    # the whole server that used to give unknown names away.
+    assert 55 <= known <= 100, known
+    for name in (b"no-such-host.test\n", b"degraded.test:1\n",
+                 b"localhost.invalid\n"):
+        reply = ask(a.aport, name)
+        m = REPLY.match(reply)
+        assert m, reply
+        assert 55 <= int(m.group(1)) <= 100, (name, reply)
+        assert m.group(2) == REPLY.match(ask(a.aport, b"localhost\n")) \
+            .group(2)
+    assert wait_for(lambda: "names no virtual host: no-such-host.test"
+                    in a.log())
+
+
+def listening_on(port):
+    """The local addresses of the TCP sockets that listen on port."""
+    found = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(name) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                addr, p = local.split(":")
+                if state == "0A" and int(p, 16) == port:
+                    found.append(addr)
+    return found
+
+
+def test_a_port_alone_listens_on_loopback_only(apache):
+    a = apache(listen="%d")
+    assert listening_on(a.aport) == ["0100007F"]        # 127.0.0.1
+    assert REPLY.match(ask(a.aport))
+
+
+# -- clients that send slowly hold up nothing --------------------------------
+
+class Drip:
+    """n connections to the agent, each sending a byte every `every`
+    seconds, and opened again whenever the agent ends one; for at most
+    `limit` seconds."""
+
+    def __init__(self, port, n=100, every=0.015, limit=150):
+        self.port, self.n, self.every, self.limit = port, n, every, limit
+        self.opened = 0
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def connect(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", self.port))
+        self.opened += 1
+        return s
+
+    def run(self):
+        socks = [self.connect() for _ in range(self.n)]
+        end = time.monotonic() + self.limit
+        while not self.done.is_set() and time.monotonic() < end:
+            for i, s in enumerate(socks):
+                try:
+                    s.recv(256)     # a reply: the agent is done with it
+                    dead = True
+                except BlockingIOError:
+                    dead = False
+                except OSError:
+                    dead = True
+                if not dead:
+                    try:
+                        s.send(b"a")
+                    except (BlockingIOError, OSError) as e:
+                        dead = getattr(e, "errno", None) not in (
+                            errno.EAGAIN, errno.ENOTCONN)
+                if dead:
+                    s.close()
+                    socks[i] = self.connect()
+            time.sleep(self.every)
+        for s in socks:
+            s.close()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done.set()
+        self.thread.join(10)
+
+
+def fresh_controller(a, not_pid=None):
+    c = controller(a)
+    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
+            and c["age_seconds"] < 2 * T and not c["fail_open"]:
+        return c
+    return None
+
+
+def test_dripping_clients_hold_up_neither_checks_nor_the_watchdog(apache):
+    """100 connections that each send a byte every 15 ms: an honest
+    check is still answered at once, and a stopped controller is still
+    replaced by the supervisor's watch (at QC_HUNG_MIN_SEC, 15 s)."""
+    a = apache()
+    with Drip(a.aport) as drip:
+        assert wait_for(lambda: drip.opened >= 200, limit=20)
+        took = []
+        for _ in range(10):
+            t0 = time.monotonic()
+            assert REPLY.match(ask(a.aport, b"localhost\n"))
+            took.append(time.monotonic() - t0)
+            time.sleep(0.2)
+        # It took 3.6 s when one connection was served at a time.
+        assert max(took) < 1.0, took
+        old = wait_for(lambda: fresh_controller(a), limit=10)["pid"]
+        os.kill(old, signal.SIGSTOP)
+        try:
+            new = wait_for(lambda: fresh_controller(a, not_pid=old),
+                           limit=40, step=0.2)
+        finally:
+            if qcharness.alive(old):
+                os.kill(old, signal.SIGCONT)
+        assert new, a.log()
+        # Replaced by the supervisor, which the drip did not hold up.
+        assert re.search(r"controller pid %d hung for [0-9.]+ s; replaced"
+                         % old, a.log()), a.log()
+        assert "killed by httpd's parent" not in a.log()
+        assert REPLY.match(ask(a.aport))
+    print("agent check under a 100-connection drip: max %.3f s" % max(took))
 
 
 def test_config_errors_name_the_directive(tmp_path):

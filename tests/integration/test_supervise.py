@@ -1,15 +1,20 @@
 """How the parent supervises the controller, on a real Apache: the files
-it opens as root, and a controller that hangs (period 0.25 s).
+it opens as root, a controller that hangs (period 0.25 s), and a
+supervisor that is stopped with it.
 
 The controller is replaced once its heartbeat has been still for
-QC_HUNG_AFTER (qc_supervise.c: 10 periods, at least 15 s); a controller
+QC_HUNG_AFTER (qc_heartbeat.h: 10 periods, at least 15 s); a controller
 stopped for less (test_overload_on_a_shaped_link_settles_at_the_bound
-stops one for a few seconds) resumes.
+stops one for a few seconds) resumes.  httpd's parent replaces a
+supervisor whose beat stood still 5 s, looking every ten seconds
+(qc_watch.c).
 """
 
 import os
+import pwd
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -148,6 +153,113 @@ def test_state_file_symlink_is_not_followed(apache):
     assert a.get("/x.txt")[0] == 200
 
 
+# -- nor through any directory another user may change ----------------------
+
+def refused(a, directive, path, why):
+    return [l for l in a.log().splitlines()
+            if directive in l and path in l and why in l
+            and "going on without it" in l]
+
+
+def as_user(a, path):
+    """path (a directory) made the User's, as a site's files may be."""
+    user = qcharness.run_user()
+    pw = pwd.getpwnam(user)
+    os.chown(path, pw.pw_uid, pw.pw_gid)
+
+
+def test_log_in_a_symlinked_directory_is_not_created(apache):
+    """state/ is the User's; state/sub a link it made to elsewhere: root
+    must neither create nor write the log at the link's target."""
+    def plant(a):
+        state = os.path.join(a.root, "state")
+        os.mkdir(state)
+        os.mkdir(os.path.join(a.root, "elsewhere"))
+        os.symlink(os.path.join(a.root, "elsewhere"),
+                   os.path.join(state, "sub"))
+        as_user(a, state)
+
+    path = None
+    a = apache("QosCtlLog state/sub/qosctl.log\n"
+               "QosCtlStateFile state/sub/qosctl.state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert os.listdir(os.path.join(a.root, "elsewhere")) == []
+    for directive, name in (("QosCtlLog", "qosctl.log"),
+                            ("QosCtlStateFile", "qosctl.state")):
+        path = os.path.join(a.root, "state", "sub", name)
+        # The User's directory is refused before its link is reached.
+        assert len(refused(a, directive, path, "owned by another user")) \
+            == 1, a.log()
+    assert a.get("/x.txt")[0] == 200
+    assert fresh_controller(a)
+
+
+def test_directory_links_only_root_could_make_are_followed(apache):
+    """The admin's own link to a directory (Debian's /var/run is one) is
+    followed, and its target checked in turn; a link the User made, in
+    a sticky directory, is not."""
+    def plant(a):
+        os.mkdir(os.path.join(a.root, "elsewhere"))
+        os.symlink(os.path.join(a.root, "elsewhere"),
+                   os.path.join(a.root, "sub"))
+        sticky = os.path.join(a.root, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        os.symlink("../elsewhere", os.path.join(sticky, "sub"))
+        pw = pwd.getpwnam(qcharness.run_user())
+        os.lchown(os.path.join(sticky, "sub"), pw.pw_uid, pw.pw_gid)
+
+    a = apache("QosCtlLog sub/qosctl.log\n"
+               "QosCtlStateFile sticky/sub/qosctl.state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert os.listdir(os.path.join(a.root, "elsewhere")) == ["qosctl.log"]
+    lines = refused(a, "QosCtlStateFile",
+                    os.path.join(a.root, "sticky", "sub"),
+                    "symbolic link another user owns")
+    assert len(lines) == 1, a.log()
+    assert len([l for l in a.log().splitlines()
+                if "going on without it" in l]) == 1, a.log()
+
+
+@pytest.mark.parametrize("mode,gid,why", [
+    (0o777, 0, "every user may write"),
+    (0o775, 33, "its group may write"),
+])
+def test_log_in_a_directory_others_may_write_is_refused(apache, mode, gid,
+                                                         why):
+    def plant(a):
+        d = os.path.join(a.root, "logs")
+        os.mkdir(d)
+        os.chown(d, 0, gid)
+        os.chmod(d, mode)
+
+    a = apache("QosCtlLog logs/ctl.tsv\n", before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert not os.path.exists(os.path.join(a.root, "logs", "ctl.tsv"))
+    assert len(refused(a, "QosCtlLog", os.path.join(a.root, "logs"),
+                       why)) == 1, a.log()
+
+
+def test_log_in_roots_own_and_in_a_sticky_directory_is_written(apache):
+    """What is safe stays allowed: root's 0755 directories, and a sticky
+    one like /tmp, where no one can replace root's names."""
+    def plant(a):
+        d = os.path.join(a.root, "sticky")
+        os.mkdir(d)
+        os.chmod(d, 0o1777)
+        os.mkdir(os.path.join(a.root, "logs"))
+
+    a = apache("QosCtlLog logs/ctl.tsv\nQosCtlStateFile sticky/state\n",
+               before_start=plant)
+    assert wait_for(lambda: controller(a)["periods"] >= 4)
+    assert wait_for(lambda: os.path.getsize(
+        os.path.join(a.root, "logs", "ctl.tsv")) > 0)
+    assert os.path.isfile(os.path.join(a.root, "sticky", "state"))
+    assert "going on without it" not in a.log(), a.log()
+
+
 # -- a hung controller is replaced -------------------------------------------
 
 def hung_lines(a):
@@ -207,6 +319,117 @@ def test_briefly_stopped_controller_and_graceful_restart_kill_nothing(
     assert fresh_controller(a)
     assert hung_lines(a) == [], a.log()
     assert "ended (status" not in a.log() and "died" not in a.log()
+
+
+# -- httpd's parent restarts a stopped supervisor ---------------------------
+
+def supervisor_of(a, ctl):
+    sup = qcharness.parent_pid(ctl)
+    assert qcharness.parent_pid(sup) == a.pid, (ctl, sup, a.pid)
+    return sup
+
+
+def kill_as_user(sig, *pids):
+    """kill(1) as the User: what any CGI or PHP script may do."""
+    subprocess.run(["runuser", "-u", qcharness.run_user(), "--", "kill",
+                    "-%s" % sig] + [str(p) for p in pids], check=True)
+
+
+@pytest.mark.parametrize("mpm", ["event", "prefork"])
+def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache,
+                                                                 mpm):
+    """Each MPM runs the monitor hook in its own maintenance loop."""
+    a = apache(mpm=mpm, loglevel="warn qosctl:trace2")
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    kill_as_user("STOP", sup, ctl)
+    stopped = time.monotonic()
+    try:
+        assert wait_for(lambda: controller(a)["fail_open"], limit=5)
+        # Served meanwhile: the request path fails open.
+        assert a.get("/x.txt")[0] == 200
+        new = wait_for(lambda: fresh_controller(a, not_pid=ctl), limit=40,
+                       step=0.2)
+        took = time.monotonic() - stopped
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert new, a.log()
+    assert took < 30, (took, [l for l in a.log().splitlines()
+                              if "QosCtl: supervisor" in l])
+    # Both stopped ones were killed, by the pid httpd started.
+    assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=5)
+    assert supervisor_of(a, new["pid"]) != sup
+    lines = re.findall(r"supervisor %d killed by httpd's parent: its "
+                       r"supervisor stood still \(stopped or hung\) for "
+                       r"([0-9.]+) s" % sup, a.log())
+    assert len(lines) == 1 and float(lines[0]) >= 5, a.log()
+    restarted = controller(a)["restarted_by_parent"]
+    assert restarted["count"] == 1 and "supervisor stood still" \
+        in restarted["reason"], restarted
+    assert "Controller restarted by httpd's parent at" \
+        in a.get("/qosctl-status")[2].decode()
+    print("supervisor and controller stopped: control back after %.1f s"
+          % took)
+    # The new pair is left alone.
+    time.sleep(12)
+    assert controller(a)["pid"] == new["pid"]
+    assert controller(a)["restarted_by_parent"]["count"] == 1
+
+
+def test_supervisor_stopped_on_and_off_is_replaced_for_its_controller(
+        apache):
+    """Stopped 3 s at a time, continued for a moment: such a supervisor
+    beats often enough for httpd's parent, and each gap in its own looks
+    makes it count the controller's silence afresh, so it never replaces
+    a stopped controller.  The parent does, once the controller has been
+    still for its hung time + 10 s (25 s)."""
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    os.kill(ctl, signal.SIGSTOP)
+    t0 = time.monotonic()
+    new = None
+    try:
+        while new is None and alive(sup) and time.monotonic() - t0 < 70:
+            os.kill(sup, signal.SIGSTOP)
+            time.sleep(3)
+            if alive(sup):
+                os.kill(sup, signal.SIGCONT)
+            time.sleep(0.3)
+            new = fresh_controller(a, not_pid=ctl)
+        new = new or wait_for(lambda: fresh_controller(a, not_pid=ctl),
+                              limit=10)
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert new, a.log()
+    assert "the controller stood still and its supervisor did not " \
+        "replace it" in controller(a)["restarted_by_parent"]["reason"]
+    assert hung_lines(a) == [], a.log()
+    assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=5)
+    print("controller back %.1f s after it was stopped"
+          % (time.monotonic() - t0))
+
+
+def test_graceful_restart_ends_a_stopped_supervisor_and_controller(apache):
+    a = apache()
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    os.kill(sup, signal.SIGSTOP)
+    os.kill(ctl, signal.SIGSTOP)
+    try:
+        a.graceful()
+        new = wait_for(lambda: fresh_controller(a, not_pid=ctl), limit=20)
+        assert new, a.log()
+        assert wait_for(lambda: not alive(sup) and not alive(ctl), limit=10)
+    finally:
+        for pid in (sup, ctl):
+            if alive(pid):
+                os.kill(pid, signal.SIGCONT)
+    assert "restarted_by_parent" not in controller(a)
 
 
 # -- the controller runs ahead of the workers --------------------------------
