@@ -221,7 +221,8 @@ static const char *qc_agent_value(apr_pool_t *p, const qc_server_conf *g)
 }
 
 /* Whether httpd's Listen lr takes the agent's port at one of its
- * addresses (sa NULL: the agent listens on every address). */
+ * addresses (sa NULL: a bare port, where the agent binds loopback; any
+ * Listen on that port is taken for the mistake it almost surely is). */
 static int qc_agent_clashes(const ap_listen_rec *lr, apr_port_t port,
                             apr_sockaddr_t *sa)
 {
