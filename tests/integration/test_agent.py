@@ -11,11 +11,11 @@ reach the same code (tests/unit/test_agent.c).  Nothing here is timed:
 HAProxy's state is polled until it shows what is asserted.
 """
 
-import errno
 import os
 import re
 import signal
 import socket
+import sys
 import threading
 import time
 
@@ -23,6 +23,10 @@ import pytest
 
 import qcharness
 from conftest import make_site
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__),
+                                "..", "..", "bench", "lib"))
+from qcdrip import Drip  # noqa: E402  (bench/soak's slow agent clients)
 
 T = 0.25
 wait_for = qcharness.wait_for
@@ -206,58 +210,6 @@ def test_a_port_alone_listens_on_loopback_only(apache):
 
 
 # -- clients that send slowly hold up nothing --------------------------------
-
-class Drip:
-    """n connections to the agent, each sending a byte every `every`
-    seconds, and opened again whenever the agent ends one; for at most
-    `limit` seconds."""
-
-    def __init__(self, port, n=100, every=0.015, limit=150):
-        self.port, self.n, self.every, self.limit = port, n, every, limit
-        self.opened = 0
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-
-    def connect(self):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.setblocking(False)
-        s.connect_ex(("127.0.0.1", self.port))
-        self.opened += 1
-        return s
-
-    def run(self):
-        socks = [self.connect() for _ in range(self.n)]
-        end = time.monotonic() + self.limit
-        while not self.done.is_set() and time.monotonic() < end:
-            for i, s in enumerate(socks):
-                try:
-                    s.recv(256)     # a reply: the agent is done with it
-                    dead = True
-                except BlockingIOError:
-                    dead = False
-                except OSError:
-                    dead = True
-                if not dead:
-                    try:
-                        s.send(b"a")
-                    except (BlockingIOError, OSError) as e:
-                        dead = getattr(e, "errno", None) not in (
-                            errno.EAGAIN, errno.ENOTCONN)
-                if dead:
-                    s.close()
-                    socks[i] = self.connect()
-            time.sleep(self.every)
-        for s in socks:
-            s.close()
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.done.set()
-        self.thread.join(10)
-
 
 def fresh_controller(a, not_pid=None):
     c = controller(a)
