@@ -193,7 +193,9 @@ def test_state_file_from_a_larger_resource_is_rescaled(apache, tmp_path):
         cpus = sum(1 for line in f if line[:3] == "cpu" and line[3].isdigit())
     state = write_state(tmp_path, "capacity %d cpus\n" % (4 * cpus))
     a = apache("QosCtlStateFile %s\n" % state)
-    wait_for(lambda: controller(a)["periods"] >= 3)
+    # The first period rescales; each after it lets the fit learn from a
+    # reading, which on a busy machine moved b by a fifth in three.
+    wait_for(lambda: controller(a)["periods"] >= 1)
     model = a.status_json()["model"]
     assert model["a"] == pytest.approx(0.001, rel=0.2)
     assert model["b"] == pytest.approx(1.2e-07, rel=0.2)

@@ -80,6 +80,10 @@ def test_pinned_level_is_logged_not_applied(server_factory):
     # QOSCTL_LEVEL and X-QosCtl-Level are for degraded replies only
     assert all("X-QosCtl-Level" not in h for _, h, _ in replies)
 
+    # Responses are counted as log_transaction runs, just after the reply
+    # is sent: until the last is, a bounded wait.
+    assert qcharness.wait_for(lambda: sum(s.vhost()["classes"]["basic"]
+                                          ["tree_responses"]) >= n, 10, 0.05)
     basic = s.vhost()["classes"]["basic"]
     would = basic["would"]
     assert basic["rejected"] == 0
