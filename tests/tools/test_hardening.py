@@ -151,3 +151,12 @@ def test_degrade_rebuilds_from_a_damaged_manifest(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "internal error" not in p.stderr
     assert "rebuilding everything" in p.stderr
+
+
+@pytest.mark.parametrize("option", ["--max-dim", "--min-dim"])
+def test_degrade_dimension_past_any_image(tmp_path, option):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "c.gif").write_bytes(b"GIF89a\x00\x01\x01")
+    refused("qosctl-degrade", "-q", option, "9" * 4000, full,
+            tmp_path / "out", words=option)
