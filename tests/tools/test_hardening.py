@@ -21,7 +21,9 @@ QOSCTL_HEADER = "time\tvserver\tclass\tR\tR_rej\tcapacity\n"
 def refused(tool, *args, words=""):
     """Run `tool`: exit 2, one line on stderr naming it (and `words`)."""
     path = DEGRADE if tool == "qosctl-degrade" else tool_path(tool)
-    p = subprocess.run([sys.executable, path] + [str(a) for a in args],
+    p = subprocess.run([sys.executable, path]
+                       + [a if isinstance(a, bytes) else str(a)
+                          for a in args],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 2, (p.returncode, p.stdout, p.stderr)
     assert "Traceback" not in p.stderr
@@ -151,3 +153,21 @@ def test_degrade_rebuilds_from_a_damaged_manifest(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "internal error" not in p.stderr
     assert "rebuilding everything" in p.stderr
+
+
+@pytest.mark.parametrize("option", ["--max-dim", "--min-dim"])
+def test_degrade_dimension_past_any_image(tmp_path, option):
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "c.gif").write_bytes(b"GIF89a\x00\x01\x01")
+    refused("qosctl-degrade", "-q", option, "9" * 4000, full,
+            tmp_path / "out", words=option)
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--socket", "a:b", "--backend", "be"], "--socket"),
+    (["--socket", "/x", "--backend", b"b\xffe"], "--backend"),
+    (["--socket", "/x", "--backend", "be;x"], "--backend"),
+])
+def test_balance_refuses_bad_socket_and_backend(args, words):
+    refused("qosctl-balance", "--metric", "agent", *args, words=words)
