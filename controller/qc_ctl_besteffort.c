@@ -26,6 +26,11 @@
  * 3x: 20 s of queueing, and clients time out). */
 #define QC_CTL_DRAIN_PERIODS 3.0
 
+/* Below its lowest tree best effort refuses to keep the resource short
+ * of saturation, not at a bound set for the trees (a CPU's 0.6), nor at
+ * a drain's target (0 refuses everyone while a link's queue empties). */
+#define QC_CTL_REFUSE_TARGET 0.9
+
 /* Is a class of a host that is not pinned served at the best-effort
  * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
  * when m is above its own loop's output (excess sharing, §5.3). */
@@ -316,6 +321,9 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
         target = target > 0.0 ? target : 0.0;
     }
+    if (m_b < lowest) {
+        target = fmax(target, QC_CTL_REFUSE_TARGET - sum.u_guaranteed);
+    }
     /* m_b was in force all through the period just read.  A loop
      * holding a bound near the saturation mark reads over it now and
      * then by chance: no slope to cap the way up with (doc/control.md,
@@ -400,8 +408,11 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * carry.  And the fit's own cost must say so too: a calibration
      * searched up while saturated is a lower bound of the load then,
      * not a price of the lowest tree (doc/control.md, "When a 503 may
-     * help"). */
+     * help").  Outside overflow, whose measured queue says the lowest
+     * tree cannot carry the load, only a saturated reading says so. */
     qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
+                             ctl->be_mode == QC_BE_OVERFLOW
+                             ? cfg->bound : QC_PI_SATURATED,
                              qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
                                              ctl->be_target,
                                              0.5 * cfg->bound));

@@ -142,22 +142,22 @@ int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
 }
 
 /*
- * No 503 while the resource is below the bound: a loop that went down
+ * No 503 while the lowest tree carries the load: a loop that went down
  * this period may not go below the lowest tree (or below where it was,
- * if it was lower already) unless the measurement says the bound is
- * reached.  Rejection is for when the cheapest tree cannot carry the
- * load, and that shows as a measured utilization at the bound.  Nor
- * where rejecting does not help (helps == 0: qc_reject_helps): back to
- * the lowest tree.
+ * if it was lower already) unless the reading is at or over `limit`
+ * (a guaranteed class: the bound its guarantee is kept under; best
+ * effort: saturated, for a lowest tree that serves everyone below
+ * saturation serves them better than a 503).  Nor where rejecting does
+ * not help (helps == 0: qc_reject_helps): back to the lowest tree.
  */
 void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
                               double before, double lowest,
-                              int helps)
+                              double limit, int helps)
 {
     if (!helps) {
         qc_pi_hold_floor(pi, lowest);
     }
-    else if (ctl->reading.known && ctl->u_measured < ctl->cfg->bound) {
+    else if (ctl->reading.known && ctl->u_measured < limit) {
         qc_pi_hold_floor(pi, before < lowest ? before : lowest);
     }
 }
