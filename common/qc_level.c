@@ -205,13 +205,20 @@ void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
 }
 
 int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
-                   unsigned level)
+                   unsigned level, double age, double gap)
 {
     unsigned whole = m_fx / QC_LEVEL_ONE;
     unsigned moved = m_fx > m0_fx ? m_fx - m0_fx : m0_fx - m_fx;
 
     if (whole == 0 || m_fx >= clamp_trees(M) * QC_LEVEL_ONE
-        || moved > QC_KEEP_FX) {
+        || level == 0 || level > clamp_trees(M)) {
+        return 0;
+    }
+    if (gap >= 0.0 && gap < QC_KEEP_GAP && age >= 0.0
+        && age < QC_KEEP_RUN) {
+        return 1;
+    }
+    if (moved > QC_KEEP_FX) {
         return 0;
     }
     if (m_fx % QC_LEVEL_ONE == 0) {

@@ -244,31 +244,62 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
 }
 
 /*
- * The tree a client's keep-alive connection was given, and at which
- * level, so that the next request of the page keeps it while
+ * The tree a client's keep-alive connection was given, at which level
+ * and when, so that the next request of the page keeps it while
  * qc_level_keeps says so.  In the connection's pool, made by the first
- * request decided below the top; none for HTTP/2's streams, which share
- * a connection across threads (a client's streams keep its tree by its
- * hash).
+ * request decided below the top: on a connection that served one
+ * already (at the top, or it would have a record), the top, so that a
+ * page a step meets keeps it to its end.  None for HTTP/2's streams,
+ * which share a connection across threads (a client's streams keep its
+ * tree by its hash).
  */
 typedef struct {
     const qc_slot_t *slot;
     double n;
+    apr_time_t since;           /* the page began */
+    apr_time_t last;            /* the connection's last request */
     apr_uint32_t m0_fx;
     unsigned cls;
     unsigned level;
 } qc_kept_t;
 
+static void qc_kept_set(qc_kept_t *k, const request_rec *r,
+                        const qc_server_conf *c, const qc_request_t *rq,
+                        double n, apr_uint32_t m_fx, unsigned level)
+{
+    k->slot = c->slot;
+    k->n = n;
+    k->since = k->last = r->request_time;
+    k->m0_fx = m_fx;
+    k->cls = (unsigned)rq->cls;
+    k->level = level;
+}
+
 static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
                          const qc_request_t *rq, double n,
                          apr_uint32_t m_fx)
 {
-    const qc_kept_t *k = ap_get_module_config(r->connection->conn_config,
-                                              &qosctl_module);
+    conn_rec *conn = r->connection;
+    qc_kept_t *k = ap_get_module_config(conn->conn_config, &qosctl_module);
+    double gap;
 
-    if (k && k->slot == c->slot && k->cls == (unsigned)rq->cls
-        && k->n == n && qc_level_keeps(k->m0_fx, m_fx, c->levels,
-                                       k->level)) {
+    if (!k) {
+        if (conn->master || conn->keepalives == 0 || m_fx < QC_LEVEL_ONE) {
+            return -1;
+        }
+        k = apr_palloc(conn->pool, sizeof(*k));
+        ap_set_module_config(conn->conn_config, &qosctl_module, k);
+        qc_kept_set(k, r, c, rq, n, m_fx, c->levels);
+    }
+    gap = (double)(r->request_time - k->last) / APR_USEC_PER_SEC;
+    k->last = r->request_time;
+    if (k->slot == c->slot && k->cls == (unsigned)rq->cls && k->n == n
+        && qc_level_keeps(k->m0_fx, m_fx, c->levels, k->level,
+                          (double)(r->request_time - k->since)
+                          / APR_USEC_PER_SEC, gap)) {
+        if (gap >= QC_KEEP_GAP) {
+            k->since = r->request_time;     /* a new page */
+        }
         return (int)k->level;
     }
     return -1;
@@ -289,11 +320,7 @@ static void qc_keep_level(request_rec *r, const qc_server_conf *c,
         k = apr_palloc(conn->pool, sizeof(*k));
         ap_set_module_config(conn->conn_config, &qosctl_module, k);
     }
-    k->slot = c->slot;
-    k->n = n;
-    k->m0_fx = m_fx;
-    k->cls = (unsigned)rq->cls;
-    k->level = rq->level;
+    qc_kept_set(k, r, c, rq, n, m_fx, rq->level);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)
@@ -362,7 +389,9 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
  * is counted, and one that comes past the rate the controller last
  * published is served from its host's lowest tree.  It never lowers a
  * request below that tree, nor touches a guaranteed host, whose own
- * loop holds its share.  The heartbeat is read before the base, which
+ * loop holds its share, nor a keep-alive connection's later requests: a
+ * surge is new connections (a connection's next request waits for its
+ * last reply), and a page's objects keep one tree.  The heartbeat is read before the base, which
  * the controller writes before it: a new base is never read against an
  * old period's start, which would count every request as past it.
  */
@@ -373,7 +402,8 @@ static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
     double seq = (double)qc_add64(&q->surge_arrived, 1);
     apr_time_t since;
 
-    if (rq->level <= 1 || c->guaranteed) {
+    if (rq->level <= 1 || c->guaranteed || rq->kept
+        || r->connection->keepalives > 0) {
         return;
     }
     since = r->request_time
@@ -521,7 +551,7 @@ int qc_decide(request_rec *r)
          * the spread of the load from the first period below the top. */
         rq->level = c->levels;
     }
-    if (!c->fixed_set && !fail_open && !rq->kept) {
+    if (!c->fixed_set && !fail_open) {
         qc_surge_guard(r, c, rq);
     }
     if (rq->level < c->levels || m_fx < c->top_fx || fail_open) {
