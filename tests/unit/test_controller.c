@@ -20,66 +20,9 @@
 #include "qc_ctl_private.h"
 #include "qc_controller.h"
 #include "qc_surge.h"
-
-#define TRUE_A 1e-4             /* s per served request */
-#define TRUE_B 8e-9             /* s per byte */
-#define TRUE_C 4e-5             /* s per rejected request */
+#include "link_plant.h"
 
 static apr_pool_t *pool;
-
-/* One class of one host as the paper's model has it: a fraction of
- * clients per tree set by m, costs a, b, c. */
-typedef struct {
-    double r;                   /* offered req/s */
-    double x[3];                /* reply bytes of tree 1, 2 (x[0] unused) */
-} plant_t;
-
-static double plant_period(qc_class_shm_t *cs, const plant_t *pl,
-                           unsigned levels, double dt)
-{
-    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
-    double frac[QC_MAX_TREES + 1] = { 0 };
-    unsigned i = (unsigned)floor(m), k;
-    double u = 0.0;
-
-    if (i >= levels) {
-        frac[levels] = 1.0;
-    }
-    else {
-        frac[i] = 1.0 - (m - i);
-        frac[i + 1] = m - i;
-    }
-    apr_atomic_add64(&cs->level_arrived[0],
-                     (apr_uint64_t)(pl->r * frac[0] * dt));
-    u += TRUE_C * pl->r * frac[0];
-    for (k = 1; k <= levels; k++) {
-        double n = pl->r * frac[k] * dt;
-
-        apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n);
-        apr_atomic_add64(&cs->level_responses[k], (apr_uint64_t)n);
-        apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(n * pl->x[k]));
-        u += (TRUE_A + TRUE_B * pl->x[k]) * n / dt;
-    }
-    return u;
-}
-
-static qc_shm_t *make_shm(unsigned nslots)
-{
-    qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(nslots));
-    unsigned i;
-    int k;
-
-    q->capacity = nslots;
-    for (i = 0; i < nslots; i++) {
-        q->slots[i].in_use = 1;
-        q->slots[i].ntrees = 2;
-        for (k = 0; k < QC_NCLASSES; k++) {
-            q->slots[i].cls[k].level_fx = qc_level_to_fx(2.0, 2);
-            q->slots[i].cls[k].loop_fx = qc_level_to_fx(2.0, 2);
-        }
-    }
-    return q;
-}
 
 /*
  * Best effort offered twice what the machine can serve at full quality
@@ -96,9 +39,9 @@ START_TEST(test_step_isolation_and_pinning)
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t be = { 2000.0, { 0.0, 8192.0, 65536.0 } };
-    plant_t v1 = { 40.0, { 0.0, 4096.0, 16384.0 } };
-    qc_shm_t *q = make_shm(3);
+    plant_t be = PLANT(2000.0, 8192.0, 65536.0);
+    plant_t v1 = PLANT(40.0, 4096.0, 16384.0);
+    qc_shm_t *q = plant_shm(pool, 3);
     double u = 0.0, tail = 0.0;
     char state[] = "/tmp/qc-state-XXXXXX", line[QC_CTL_STATE_MAX];
     qc_rls_t saved;
@@ -217,7 +160,7 @@ static double start_fitted_at(const char *capacity, double cap,
 {
     char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
     qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_rls_t rls;
@@ -281,7 +224,7 @@ START_TEST(test_pinned_level_is_corrected_and_resumed)
     qc_ctl_vs_t loop = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     unsigned b;
     int i;
@@ -336,7 +279,7 @@ START_TEST(test_bad_state_file_is_not_used)
         cfg.period = 1.0;
         cfg.gain_margin = 4.0;
         cfg.a0 = 10.0 * TRUE_A;
-        cfg.shm = make_shm(1);
+        cfg.shm = plant_shm(pool, 1);
         cfg.vs = &vs;
         cfg.nvs = 1;
         cfg.log_fd = -1;
@@ -382,116 +325,6 @@ START_TEST(test_state_file_at_another_capacity)
 END_TEST
 
 /*
- * A link with a queue (bench/step-response in miniature): the work of
- * each period's decisions (a + b x per reply, c per rejection) joins a
- * queue that the link drains at one second of work per second, shared
- * among the queued batches, and replies are logged only as they drain,
- * so logged bytes lag the decisions by as long as the queue is.
- */
-#define LQ_MAX 1024
-typedef struct {
-    double n[QC_MAX_TREES + 1], sent[QC_MAX_TREES + 1], work, done;
-} lq_batch_t;
-
-typedef struct {
-    lq_batch_t q[LQ_MAX];
-    int head, len;
-    double logged[QC_MAX_TREES + 1];    /* replies logged so far */
-} lq_t;
-
-/* The request path's surge guard, when lq_tick_run emulates it: the
- * segment, and the seconds since the controller's last period. */
-static qc_shm_t *lq_guard_shm;
-static double lq_guard_t;
-
-/* qc_surge_guard on a tick's batch: the part of it past the published
- * rate goes from the trees above the lowest to the lowest. */
-static void lq_guard(lq_batch_t *b, unsigned levels, double dt)
-{
-    qc_shm_t *q = lq_guard_shm;
-    double n = 0.0, rate = qc_bitsd(q->surge_rate_bits), over, moved = 0.0;
-    unsigned k;
-
-    for (k = 0; k <= levels; k++) {
-        n += b->n[k];
-    }
-    lq_guard_t += dt;
-    over = (double)q->surge_arrived + n - qc_bitsd(q->surge_base_bits)
-           - rate * lq_guard_t;
-    q->surge_arrived += (apr_uint64_t)n;
-    if (!(rate > 0.0) || !(over > 0.0) || !(n > 0.0)) {
-        return;
-    }
-    for (k = 2; k <= levels; k++) {
-        double d = b->n[k] * fmin(over / n, 1.0);
-
-        b->n[k] -= d;
-        b->n[1] += d;
-        moved += d;
-    }
-    q->surge_degraded += (apr_uint64_t)ceil(moved);
-}
-
-static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
-                        unsigned levels, double dt)
-{
-    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
-    unsigned i = (unsigned)floor(m), k;
-    lq_batch_t *b = &lq->q[(lq->head + lq->len++) % LQ_MAX];
-    double cap = dt, left = 0.0, f;
-    int j;
-
-    ck_assert_int_lt(lq->len, LQ_MAX);
-    memset(b, 0, sizeof(*b));
-    if (i >= levels) {
-        b->n[levels] = pl->r * dt;
-    }
-    else {
-        b->n[i] = pl->r * dt * (1.0 - (m - i));
-        b->n[i + 1] = pl->r * dt * (m - i);
-    }
-    if (lq_guard_shm) {
-        lq_guard(b, levels, dt);
-    }
-    for (k = 0; k <= levels; k++) {
-        apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)b->n[k]);
-        b->work += b->n[k] * (k ? TRUE_A + TRUE_B * pl->x[k] : TRUE_C);
-    }
-    /* TCP shares the link among the connections: every queued batch
-     * drains by the same fraction f of what it has left. */
-    for (j = 0; j < lq->len; j++) {
-        const lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        left += h->work - h->done;
-    }
-    f = left > cap ? cap / left : 1.0;
-    for (j = 0; j < lq->len; j++) {
-        lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        h->done += f * (h->work - h->done);
-        for (k = 1; k <= levels; k++) {
-            double before = h->sent[k];
-            apr_uint64_t n;
-
-            h->sent[k] = h->n[k] * (h->work > 0.0 ? h->done / h->work : 1.0);
-            n = (apr_uint64_t)(lq->logged[k] + h->sent[k] - before)
-                - (apr_uint64_t)lq->logged[k];
-            lq->logged[k] += h->sent[k] - before;
-            apr_atomic_add64(&cs->level_responses[k], n);
-            apr_atomic_add64(&cs->level_bytes[k],
-                             (apr_uint64_t)(n * pl->x[k]));
-        }
-    }
-    cap -= f * left;
-    while (lq->len > 0 && lq->q[lq->head].done
-           >= lq->q[lq->head].work - 1e-9) {
-        lq->head = (lq->head + 1) % LQ_MAX;
-        lq->len--;
-    }
-    return (dt - cap) / dt;
-}
-
-/*
  * Idle, then a step to 3x what the link carries at full quality: the
  * controller acts on the load it decided (not on replies the queue
  * releases late), jumps to the model's level (again in the next period
@@ -511,9 +344,9 @@ START_TEST(test_step_on_a_queued_link)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     /* full quality: 3.0 s of work per second */
-    plant_t be = { 0.0, { 0.0, 8192.0, 65536.0 } };
+    plant_t be = PLANT(0.0, 8192.0, 65536.0);
     static lq_t lq;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     double u[40], over = 0.0;
     int k, settle = -1, reached = -1;
 
@@ -587,9 +420,9 @@ static double lq_step_run(int from, int to, double prior, double wrong_d,
     qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
+    plant_t be = PLANT(20.0, 2048.0, 65536.0);
     static lq_t lq;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     double tail = 0.0, prev = 0.0;
     int k;
 
@@ -676,20 +509,6 @@ START_TEST(test_a_wrong_background_cannot_blind_the_loop)
 }
 END_TEST
 
-/* Seconds of work waiting on the link. */
-static double lq_left(const lq_t *lq)
-{
-    double left = 0.0;
-    int j;
-
-    for (j = 0; j < lq->len; j++) {
-        const lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        left += h->work - h->done;
-    }
-    return left;
-}
-
 /*
  * One host on the queued link read in ticks of a tenth of a period, as
  * qc_ctl_run reads it: a fresh controller whose prior is `prior` times
@@ -705,9 +524,9 @@ static double lq_tick_run(int ticks, int from, double prior, double *tail,
 {
     static qc_ctl_vs_t vs;
     static qc_ctl_config_t cfg;
-    plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 2048.0, 65536.0 } };
+    plant_t be = PLANT(from < 0 ? 20.0 : 0.0, 2048.0, 65536.0);
     static lq_t lq;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     double worst = 0.0;
     int p, t;
 
@@ -769,8 +588,8 @@ static double lq_refusal_run(double load, double prior, double amp,
     static qc_ctl_config_t cfg;
     static qc_ctl_t ctl;
     static lq_t lq;
-    plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 8192.0, 65536.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t be = PLANT(from < 0 ? 20.0 : 0.0, 8192.0, 65536.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     double tail = 0.0, prev = 0.0;
     qc_ctl_input_t in;
     int p, t;
@@ -1078,9 +897,9 @@ START_TEST(test_differentiation_without_best_effort)
     qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
-    plant_t basic = { 0.0, { 0.0, 4096.0, 32768.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
+    plant_t basic = PLANT(0.0, 4096.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     double u = 0.0, tail = 0.0, m_p, m_b;
     int period;
 
@@ -1116,9 +935,9 @@ START_TEST(test_saturating_background_holds_every_class)
     qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
-    plant_t basic = { 4000.0, { 0.0, 4096.0, 32768.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
+    plant_t basic = PLANT(4000.0, 4096.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     double u, m_degraded = 0.0, tail = 0.0;
     int period, top = 0;
 
@@ -1191,7 +1010,7 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
     qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     unsigned i;
 
@@ -1225,8 +1044,8 @@ static double pinned_capacity(int light, double over, int link, double k,
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     /* full quality: 1e-4 + 8e-9 * 65536 = 6.2e-4 s of link per reply */
-    plant_t pl = { 0.0, { 0.0, 8192.0, 65536.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t pl = PLANT(0.0, 8192.0, 65536.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     int i;
 
@@ -1343,10 +1162,10 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t be = { 300.0, { 0.0, 8192.0, 32768.0 } };
-    plant_t v1 = { 800.0, { 0.0, 8192.0, 32768.0 } };
-    plant_t v2 = { 1000.0, { 0.0, 8192.0, 32768.0 } };
-    qc_shm_t *q = make_shm(3);
+    plant_t be = PLANT(300.0, 8192.0, 32768.0);
+    plant_t v1 = PLANT(800.0, 8192.0, 32768.0);
+    plant_t v2 = PLANT(1000.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 3);
     double u = 0.0, lowest = 2.0, tail = 0.0;
     int period;
     unsigned i;
