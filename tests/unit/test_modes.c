@@ -76,6 +76,26 @@ static int rec_find(const rec_t *rc, int from, qc_be_mode_t prev,
     return -1;
 }
 
+/* Periods from..to (inclusive) read saturated (want 1) or not. */
+static void rec_saturated(const rec_t *rc, int from, int to, int want)
+{
+    int p;
+
+    for (p = from; p <= to; p++) {
+        ck_assert_int_eq(rc->saturated[p], want);
+    }
+}
+
+/* Every period from `from` on is in `mode`. */
+static void rec_stays(const rec_t *rc, int from, qc_be_mode_t mode)
+{
+    int p;
+
+    for (p = from; p < rc->n; p++) {
+        ck_assert_int_eq(rc->mode[p], mode);
+    }
+}
+
 /* The CPU-bound site (bound 0.6): light load for 5 periods from a prior `prior`
  * times the true cost, then `load` times what the full tree carries;
  * from period `bg_from` to `bg_to` a job takes `bg` of the CPU; from
@@ -203,9 +223,7 @@ START_TEST(restart_to_track_the_next_period)
     cpu_run(&rc, 0.1, 3.0, 0.0, 0, 0, 30);
     p = rec_find(&rc, 0, QC_BE_RESTART, QC_BE_TRACK);
     ck_assert_int_gt(p, 5);
-    for (q = p; q < rc.n; q++) {
-        ck_assert_int_eq(rc.mode[q], QC_BE_TRACK);
-    }
+    rec_stays(&rc, p, QC_BE_TRACK);
     for (q = rc.n - 10; q < rc.n; q++) {
         ck_assert(fabs(rc.u[q] - 0.6) < 0.05);
     }
@@ -218,15 +236,13 @@ END_TEST
 START_TEST(track_to_background_on_a_job_alone)
 {
     rec_t rc;
-    int p, q;
+    int p;
 
     cpu_run(&rc, 1.0, 0.0, 1.0, 5, 20, 40);
     rec_print("a job fills an idle CPU", &rc);
     p = rec_find(&rc, 0, QC_BE_TRACK, QC_BE_BACKGROUND);
     ck_assert_int_ge(p, 10 + 2);            /* after 3 periods of it */
-    for (q = p - 2; q <= p; q++) {
-        ck_assert(rc.saturated[q]);
-    }
+    rec_saturated(&rc, p - 2, p, 1);
     ck_assert_str_eq(rc.why[p], "a background saturates the resource "
                      "alone");
     ck_assert(rc.m[p] == 2.0);
@@ -237,17 +253,13 @@ END_TEST
 START_TEST(background_to_track_when_the_job_ends)
 {
     rec_t rc;
-    int p, q;
+    int p;
 
     cpu_run(&rc, 1.0, 0.0, 1.0, 5, 20, 40);
     p = rec_find(&rc, 0, QC_BE_BACKGROUND, QC_BE_TRACK);
     ck_assert_int_gt(p, 25);                /* the job ends at 25 */
-    for (q = p - 2; q <= p; q++) {
-        ck_assert(!rc.saturated[q]);
-    }
-    for (q = p; q < rc.n; q++) {
-        ck_assert_int_eq(rc.mode[q], QC_BE_TRACK);
-    }
+    rec_saturated(&rc, p - 2, p, 0);
+    rec_stays(&rc, p, QC_BE_TRACK);
 }
 END_TEST
 
@@ -302,9 +314,9 @@ START_TEST(track_to_overflow_when_the_link_does_not_drain)
     link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
     p = rec_find(&rc, 5, QC_BE_TRACK, QC_BE_OVERFLOW);
     ck_assert_int_gt(p, 5);
+    rec_saturated(&rc, p - 3, p, 1);
     for (q = p - 3; q <= p; q++) {
-        ck_assert(rc.saturated[q]);
-        ck_assert(rc.m[q - 1] <= 1.0);
+        ck_assert(rc.m[q - 1] <= 1.0);      /* at the lowest tree */
     }
     ck_assert_str_eq(rc.why[p], "the link's queue does not drain at the "
                      "lowest tree");
