@@ -144,6 +144,14 @@ static const cpu_case_t qc_shrink = { 1.0, 0.1, 1.5, 2.5, 3.0, 0, 0, 0, 10,
 /* A job fills the CPU from the start; 60 req/s from period 10. */
 static const cpu_case_t qc_job_traffic = { 1.0, 0.1, 0.0, 0.19, 0, 1.0, 0,
                                            0, 10, 0, 90, 80 };
+/* 3x, then pages 20% cheaper: the fit takes the fall for a background
+ * that rose (test_robust's cheaper pages). */
+static const cpu_case_t qc_cheaper = { 1.0, 3.0, 3.0, 3.0, 0.8, 0, 0.05, 30,
+                                       1, 0, 0, 60 };
+/* A job of half the CPU on an idle site (the fit learns it), then 2x:
+ * the targets charge half the bound of it, so the CPU reads over. */
+static const cpu_case_t qc_half_job = { 1.0, 0.001, 2.0, 0, 0, 0.5, 0, 10,
+                                        0, -10, 90, 40 };
 /* A job fills the CPU of an idle site from period 5 to 20. */
 static const cpu_case_t qc_job = { 1.0, 0, 0.0, 0, 0, 1.0, 0, 0, 0, 5, 20,
                                    40 };
@@ -344,9 +352,9 @@ START_TEST(background_to_background_test_every_30_s)
 }
 END_TEST
 
-/* The test's period read the background at the lowest tree: back to
- * the top at once. */
-START_TEST(background_test_to_background_when_it_is_real)
+/* The test's period read the job at the lowest tree: back to the top
+ * at once. */
+START_TEST(background_test_to_background_at_the_top)
 {
     rec_t rc;
     int p;
@@ -356,6 +364,75 @@ START_TEST(background_test_to_background_when_it_is_real)
     ck_assert_int_gt(p, 15);
     ck_assert(rc.saturated[p]);
     ck_assert(rc.m[p] == 2.0);
+}
+END_TEST
+
+/* A fitted background that is the fit's (pages cheaper under load):
+ * over the bound 3 periods on it, the test reads the lowest tree well
+ * below it, so the loop restarts from the model corrected by it. */
+START_TEST(track_to_background_test_on_a_fitted_background)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_cheaper);
+    rec_print("3x, then pages 20% cheaper", &rc);
+    p = rec_find(&rc, 30, QC_BE_TRACK, QC_BE_BG_TEST);
+    ck_assert_int_gt(p, 30);
+    ck_assert_str_eq(rc.why[p], "over the bound, on a fitted background "
+                     "over half of it");
+    ck_assert(rc.m[p] == 1.0);
+    ck_assert(rc.u[p - 2] > 0.7 && rc.u[p - 1] > 0.7 && rc.u[p] > 0.7);
+}
+END_TEST
+
+START_TEST(background_test_to_restart_when_it_is_not)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_cheaper);
+    p = rec_find(&rc, 30, QC_BE_BG_TEST, QC_BE_RESTART);
+    ck_assert_int_gt(p, 30);
+    ck_assert(!rc.saturated[p]);
+    ck_assert(rc.u[p] < 0.6);
+    ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
+    ck_assert(fabs(rc.u[rc.n - 1] - 0.6) < 0.1);
+}
+END_TEST
+
+/* A real background under traffic: the test's period at the lowest
+ * tree reads it, and the loop goes back to where it was. */
+START_TEST(background_test_to_background_when_it_is_real)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_half_job);
+    rec_print("half the CPU's job, then 2x", &rc);
+    p = rec_find(&rc, 10, QC_BE_BG_TEST, QC_BE_BACKGROUND);
+    ck_assert_int_gt(p, 10);
+    ck_assert_str_eq(rc.why[p], "the background's test found it real");
+    ck_assert(rc.m[p - 1] == 1.0);
+    ck_assert(fabs(rc.m[p] - rc.m[p - 2]) < 1e-9);
+    ck_assert(rc.u[p] >= 0.5);              /* the job read at the lowest */
+}
+END_TEST
+
+/* ... for one period: the loop then tracks, the test not due again for
+ * 30 s. */
+START_TEST(background_to_track_after_the_test)
+{
+    rec_t rc;
+    int p, q;
+
+    cpu_run(&rc, &qc_half_job);
+    p = rec_find(&rc, 10, QC_BE_BACKGROUND, QC_BE_TRACK);
+    ck_assert_int_gt(p, 10);
+    ck_assert_int_eq(rc.mode[p - 2], QC_BE_BG_TEST);
+    ck_assert(!rc.saturated[p]);
+    q = rec_find(&rc, p, QC_BE_TRACK, QC_BE_BG_TEST);
+    ck_assert(q < 0 || q - (p - 2) >= 30);
 }
 END_TEST
 
@@ -457,7 +534,11 @@ int main(void)
     tcase_add_test(tc, track_to_lowest_when_saturated_with_nothing_to_drain);
     tcase_add_test(tc, lowest_to_restart_when_unsaturated);
     tcase_add_test(tc, background_to_background_test_every_30_s);
+    tcase_add_test(tc, background_test_to_background_at_the_top);
     tcase_add_test(tc, background_test_to_background_when_it_is_real);
+    tcase_add_test(tc, background_to_track_after_the_test);
+    tcase_add_test(tc, track_to_background_test_on_a_fitted_background);
+    tcase_add_test(tc, background_test_to_restart_when_it_is_not);
     tcase_add_test(tc, track_to_lowest_on_a_jump_within_a_period);
     tcase_add_test(tc, drain_to_track_when_the_backlog_does_not_fall);
     tcase_add_test(tc, track_to_overflow_when_the_link_does_not_drain);
