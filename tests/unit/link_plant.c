@@ -31,6 +31,25 @@ qc_shm_t *plant_shm(apr_pool_t *pool, unsigned nslots)
     return q;
 }
 
+void plant_one_host(apr_pool_t *pool, qc_ctl_t *ctl, qc_ctl_config_t *cfg,
+                    qc_ctl_vs_t *vs, qc_shm_t *q, double bound)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->bound = bound;
+    cfg->period = 1.0;
+    cfg->gain_margin = 4.0;
+    cfg->a0 = TRUE_A;
+    cfg->b0 = TRUE_B;
+    cfg->c0 = TRUE_C;
+    cfg->shm = q;
+    cfg->vs = vs;
+    cfg->nvs = 1;
+    cfg->log_fd = -1;
+    cfg->state_fd = -1;
+    vs->slot = &q->slots[0];
+    qc_ctl_init(ctl, cfg, pool);
+}
+
 double plant_cost(const plant_t *pl, unsigned k)
 {
     if (k == 0) {

@@ -39,6 +39,11 @@ typedef struct {
 /* A segment of nslots hosts of two trees, each at its top. */
 qc_shm_t *plant_shm(apr_pool_t *pool, unsigned nslots);
 
+/* A controller for one host on slot 0 of q, the true model, T = 1 s,
+ * G = 4. */
+void plant_one_host(apr_pool_t *pool, qc_ctl_t *ctl, qc_ctl_config_t *cfg,
+                    qc_ctl_vs_t *vs, qc_shm_t *q, double bound);
+
 /* Seconds of the resource a request of tree k costs (0: a refusal). */
 double plant_cost(const plant_t *pl, unsigned k);
 
