@@ -38,6 +38,9 @@ typedef struct {
     plant_clients_t cl;         /* r is the open clients' rate */
 } cpu_plant_t;
 
+/* The clients of a positional cpu_plant_t: open, no retries. */
+#define CPU_OPEN { 0.0, 0.0, 0, 0.0 }
+
 typedef struct {
     qc_ctl_vs_t vs;
     qc_ctl_config_t cfg;

@@ -370,22 +370,15 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_clients");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        test_closed_loop_keep_alive,
+        test_closed_loop_with_think_time,
+        test_retry_storm,
+        test_job_fills_the_cpu_under_traffic,
+        test_modes_of_each_load,
+        test_clients_on_a_link
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_closed_loop_keep_alive);
-    tcase_add_test(tc, test_closed_loop_with_think_time);
-    tcase_add_test(tc, test_retry_storm);
-    tcase_add_test(tc, test_job_fills_the_cpu_under_traffic);
-    tcase_add_test(tc, test_modes_of_each_load);
-    tcase_add_test(tc, test_clients_on_a_link);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_clients", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }

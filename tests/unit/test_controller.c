@@ -542,24 +542,18 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_controller");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        test_step_isolation_and_pinning,
+        test_state_file_at_another_capacity,
+        test_bad_state_file_is_not_used,
+        test_pinned_level_is_corrected_and_resumed,
+        test_surge_rate,
+        test_differentiation_without_best_effort,
+        test_saturating_background_holds_every_class,
+        test_accept_queue_counts_waiting_arrivals,
+        test_excess_sharing_step_rejects_nobody
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_add_test(tc, test_step_isolation_and_pinning);
-    tcase_add_test(tc, test_state_file_at_another_capacity);
-    tcase_add_test(tc, test_bad_state_file_is_not_used);
-    tcase_add_test(tc, test_pinned_level_is_corrected_and_resumed);
-    tcase_add_test(tc, test_surge_rate);
-    tcase_add_test(tc, test_differentiation_without_best_effort);
-    tcase_add_test(tc, test_saturating_background_holds_every_class);
-    tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
-    tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_controller", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }

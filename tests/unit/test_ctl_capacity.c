@@ -142,20 +142,13 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_ctl_capacity");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        test_capacity_on_a_buffering_link,
+        test_capacity_holds_while_a_link_drains,
+        test_capacity_on_a_cold_cpu,
+        test_capacity_follows_a_resource_that_shrinks
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_capacity_on_a_buffering_link);
-    tcase_add_test(tc, test_capacity_holds_while_a_link_drains);
-    tcase_add_test(tc, test_capacity_on_a_cold_cpu);
-    tcase_add_test(tc, test_capacity_follows_a_resource_that_shrinks);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_ctl_capacity", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }

@@ -551,24 +551,17 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_link");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        test_step_on_a_queued_link,
+        test_step_with_a_jittery_sensor_and_wrong_priors,
+        test_a_wrong_background_cannot_blind_the_loop,
+        test_refusal_only_beyond_the_lowest_tree,
+        test_valve_cuts_a_jump_within_the_period,
+        test_valve_leaves_held_load_alone,
+        test_surge_guard_cuts_a_step,
+        test_surge_fires_the_valve
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_step_on_a_queued_link);
-    tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);
-    tcase_add_test(tc, test_a_wrong_background_cannot_blind_the_loop);
-    tcase_add_test(tc, test_refusal_only_beyond_the_lowest_tree);
-    tcase_add_test(tc, test_valve_cuts_a_jump_within_the_period);
-    tcase_add_test(tc, test_valve_leaves_held_load_alone);
-    tcase_add_test(tc, test_surge_guard_cuts_a_step);
-    tcase_add_test(tc, test_surge_fires_the_valve);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_link", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }

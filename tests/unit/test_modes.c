@@ -518,33 +518,26 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_modes");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        track_to_drain_on_a_backlog,
+        drain_to_restart_when_unsaturated,
+        restart_to_track_the_next_period,
+        track_to_background_on_a_job_alone,
+        background_to_track_when_the_job_ends,
+        track_to_lowest_when_saturated_with_nothing_to_drain,
+        lowest_to_restart_when_unsaturated,
+        background_to_background_test_every_30_s,
+        background_test_to_background_at_the_top,
+        background_test_to_background_when_it_is_real,
+        background_to_track_after_the_test,
+        track_to_background_test_on_a_fitted_background,
+        background_test_to_restart_when_it_is_not,
+        track_to_lowest_on_a_jump_within_a_period,
+        drain_to_track_when_the_backlog_does_not_fall,
+        track_to_overflow_when_the_link_does_not_drain,
+        overflow_to_restart_when_the_load_falls
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, track_to_drain_on_a_backlog);
-    tcase_add_test(tc, drain_to_restart_when_unsaturated);
-    tcase_add_test(tc, restart_to_track_the_next_period);
-    tcase_add_test(tc, track_to_background_on_a_job_alone);
-    tcase_add_test(tc, background_to_track_when_the_job_ends);
-    tcase_add_test(tc, track_to_lowest_when_saturated_with_nothing_to_drain);
-    tcase_add_test(tc, lowest_to_restart_when_unsaturated);
-    tcase_add_test(tc, background_to_background_test_every_30_s);
-    tcase_add_test(tc, background_test_to_background_at_the_top);
-    tcase_add_test(tc, background_test_to_background_when_it_is_real);
-    tcase_add_test(tc, background_to_track_after_the_test);
-    tcase_add_test(tc, track_to_background_test_on_a_fitted_background);
-    tcase_add_test(tc, background_test_to_restart_when_it_is_not);
-    tcase_add_test(tc, track_to_lowest_on_a_jump_within_a_period);
-    tcase_add_test(tc, drain_to_track_when_the_backlog_does_not_fall);
-    tcase_add_test(tc, track_to_overflow_when_the_link_does_not_drain);
-    tcase_add_test(tc, overflow_to_restart_when_the_load_falls);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_modes", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }
