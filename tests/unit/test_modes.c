@@ -96,6 +96,21 @@ static void rec_stays(const rec_t *rc, int from, qc_be_mode_t mode)
     }
 }
 
+/* The first transition from `prev` to `to`, which must come after
+ * period `after`, chosen for `why` (NULL: any reason). */
+static int rec_expect(const rec_t *rc, int after, qc_be_mode_t prev,
+                      qc_be_mode_t to, const char *why)
+{
+    int p = rec_find(rc, 1, prev, to);
+
+    ck_assert_msg(p > after, "no %s to %s after period %d",
+                  qc_be_mode_name(prev), qc_be_mode_name(to), after);
+    if (why) {
+        ck_assert_str_eq(rc->why[p], why);
+    }
+    return p;
+}
+
 /* A run of the CPU-bound site (bound 0.6), loads in multiples of what
  * the full tree carries: `warm` periods (5 if 0) at `light` (20 req/s
  * if 0) from a prior `prior` times the true cost, then `load`, from
@@ -218,11 +233,11 @@ START_TEST(track_to_drain_on_a_backlog)
 
     cpu_run(&rc, &qc_step);
     rec_print("step to 3x, prior 0.1", &rc);
-    p = rec_find(&rc, 0, QC_BE_TRACK, QC_BE_DRAIN);
+    p = rec_expect(&rc, 4, QC_BE_TRACK, QC_BE_DRAIN,
+                   "work queued from an overload");
     ck_assert_int_eq(p, 5);                 /* the step's period */
     ck_assert(rc.draining[p]);              /* work queued, modelled */
     ck_assert(rc.saturated[p]);
-    ck_assert_str_eq(rc.why[p], "work queued from an overload");
 }
 END_TEST
 
@@ -234,12 +249,10 @@ START_TEST(drain_to_restart_when_unsaturated)
     int p;
 
     cpu_run(&rc, &qc_step);
-    p = rec_find(&rc, 0, QC_BE_DRAIN, QC_BE_RESTART);
-    ck_assert_int_gt(p, 5);
+    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_RESTART,
+                   "unsaturated after a drain or the lowest tree");
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.saturated[p - 1]);
-    ck_assert_str_eq(rc.why[p], "unsaturated after a drain or the lowest "
-                     "tree");
     ck_assert(rc.m[p] > 1.0);               /* the model's level, no 503 */
 }
 END_TEST
@@ -252,8 +265,7 @@ START_TEST(restart_to_track_the_next_period)
     int p, q;
 
     cpu_run(&rc, &qc_step);
-    p = rec_find(&rc, 0, QC_BE_RESTART, QC_BE_TRACK);
-    ck_assert_int_gt(p, 5);
+    p = rec_expect(&rc, 5, QC_BE_RESTART, QC_BE_TRACK, NULL);
     rec_stays(&rc, p, QC_BE_TRACK);
     for (q = rc.n - 10; q < rc.n; q++) {
         ck_assert(fabs(rc.u[q] - 0.6) < 0.05);
@@ -271,11 +283,9 @@ START_TEST(track_to_background_on_a_job_alone)
 
     cpu_run(&rc, &qc_job);
     rec_print("a job fills an idle CPU", &rc);
-    p = rec_find(&rc, 0, QC_BE_TRACK, QC_BE_BACKGROUND);
-    ck_assert_int_ge(p, 10 + 2);            /* after 3 periods of it */
+    p = rec_expect(&rc, 11, QC_BE_TRACK, QC_BE_BACKGROUND,
+                   "a background saturates the resource alone");
     rec_saturated(&rc, p - 2, p, 1);
-    ck_assert_str_eq(rc.why[p], "a background saturates the resource "
-                     "alone");
     ck_assert(rc.m[p] == 2.0);
 }
 END_TEST
@@ -287,8 +297,7 @@ START_TEST(background_to_track_when_the_job_ends)
     int p;
 
     cpu_run(&rc, &qc_job);
-    p = rec_find(&rc, 0, QC_BE_BACKGROUND, QC_BE_TRACK);
-    ck_assert_int_gt(p, 25);                /* the job ends at 25 */
+    p = rec_expect(&rc, 25, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
     rec_saturated(&rc, p - 2, p, 0);
     rec_stays(&rc, p, QC_BE_TRACK);
 }
@@ -304,13 +313,12 @@ START_TEST(track_to_lowest_when_saturated_with_nothing_to_drain)
 
     cpu_run(&rc, &qc_shrink);
     rec_print("1.5x, then 2.5x at 3x the costs", &rc);
-    p = rec_find(&rc, 0, QC_BE_TRACK, QC_BE_LOWEST);
-    ck_assert_int_gt(p, 15);
+    p = rec_expect(&rc, 15, QC_BE_TRACK, QC_BE_LOWEST,
+                   "saturated with nothing left to drain");
     rec_saturated(&rc, p - 1, p, 1);
     ck_assert(!rc.draining[p]);
     ck_assert(rc.m[p - 1] > 1.0);
     ck_assert(rc.m[p] == 1.0);
-    ck_assert_str_eq(rc.why[p], "saturated with nothing left to drain");
 }
 END_TEST
 
@@ -322,8 +330,7 @@ START_TEST(lowest_to_restart_when_unsaturated)
     int p;
 
     cpu_run(&rc, &qc_shrink);
-    p = rec_find(&rc, 0, QC_BE_LOWEST, QC_BE_RESTART);
-    ck_assert_int_gt(p, 15);
+    p = rec_expect(&rc, 15, QC_BE_LOWEST, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
 }
@@ -339,10 +346,8 @@ START_TEST(background_to_background_test_every_30_s)
 
     cpu_run(&rc, &qc_job_traffic);
     rec_print("a job, then 60 req/s", &rc);
-    p = rec_find(&rc, 0, QC_BE_BACKGROUND, QC_BE_BG_TEST);
-    ck_assert_int_gt(p, 10);
-    ck_assert_str_eq(rc.why[p], "over the bound, on a fitted background "
-                     "over half of it");
+    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_BG_TEST,
+                   "over the bound, on a fitted background over half of it");
     rec_saturated(&rc, p - 2, p, 1);
     ck_assert(rc.m[p - 1] > 1.0);
     ck_assert(rc.m[p] == 1.0);              /* the lowest tree */
@@ -360,8 +365,7 @@ START_TEST(background_test_to_background_at_the_top)
     int p;
 
     cpu_run(&rc, &qc_job_traffic);
-    p = rec_find(&rc, 0, QC_BE_BG_TEST, QC_BE_BACKGROUND);
-    ck_assert_int_gt(p, 15);
+    p = rec_expect(&rc, 15, QC_BE_BG_TEST, QC_BE_BACKGROUND, NULL);
     ck_assert(rc.saturated[p]);
     ck_assert(rc.m[p] == 2.0);
 }
@@ -377,10 +381,8 @@ START_TEST(track_to_background_test_on_a_fitted_background)
 
     cpu_run(&rc, &qc_cheaper);
     rec_print("3x, then pages 20% cheaper", &rc);
-    p = rec_find(&rc, 30, QC_BE_TRACK, QC_BE_BG_TEST);
-    ck_assert_int_gt(p, 30);
-    ck_assert_str_eq(rc.why[p], "over the bound, on a fitted background "
-                     "over half of it");
+    p = rec_expect(&rc, 30, QC_BE_TRACK, QC_BE_BG_TEST,
+                   "over the bound, on a fitted background over half of it");
     ck_assert(rc.m[p] == 1.0);
     ck_assert(rc.u[p - 2] > 0.7 && rc.u[p - 1] > 0.7 && rc.u[p] > 0.7);
 }
@@ -392,8 +394,7 @@ START_TEST(background_test_to_restart_when_it_is_not)
     int p;
 
     cpu_run(&rc, &qc_cheaper);
-    p = rec_find(&rc, 30, QC_BE_BG_TEST, QC_BE_RESTART);
-    ck_assert_int_gt(p, 30);
+    p = rec_expect(&rc, 30, QC_BE_BG_TEST, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.u[p] < 0.6);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
@@ -410,9 +411,8 @@ START_TEST(background_test_to_background_when_it_is_real)
 
     cpu_run(&rc, &qc_half_job);
     rec_print("half the CPU's job, then 2x", &rc);
-    p = rec_find(&rc, 10, QC_BE_BG_TEST, QC_BE_BACKGROUND);
-    ck_assert_int_gt(p, 10);
-    ck_assert_str_eq(rc.why[p], "the background's test found it real");
+    p = rec_expect(&rc, 10, QC_BE_BG_TEST, QC_BE_BACKGROUND,
+                   "the background's test found it real");
     ck_assert(rc.m[p - 1] == 1.0);
     ck_assert(fabs(rc.m[p] - rc.m[p - 2]) < 1e-9);
     ck_assert(rc.u[p] >= 0.5);              /* the job read at the lowest */
@@ -427,8 +427,7 @@ START_TEST(background_to_track_after_the_test)
     int p, q;
 
     cpu_run(&rc, &qc_half_job);
-    p = rec_find(&rc, 10, QC_BE_BACKGROUND, QC_BE_TRACK);
-    ck_assert_int_gt(p, 10);
+    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
     ck_assert_int_eq(rc.mode[p - 2], QC_BE_BG_TEST);
     ck_assert(!rc.saturated[p]);
     q = rec_find(&rc, p, QC_BE_TRACK, QC_BE_BG_TEST);
@@ -452,8 +451,7 @@ START_TEST(track_to_lowest_on_a_jump_within_a_period)
     rec_print("link, step to 3x, prior 0.1", &rc);
     ck_assert_int_eq(v, 0);
     ck_assert_int_eq(rc.mode[5], QC_BE_TRACK);
-    p = rec_find(&rc, 5, QC_BE_TRACK, QC_BE_RESTART);
-    ck_assert_int_gt(p, 5);
+    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.saturated[p - 1]);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
@@ -470,8 +468,7 @@ START_TEST(drain_to_track_when_the_backlog_does_not_fall)
 
     link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
     rec_print("link, 5x then 1x, measured", &rc);
-    p = rec_find(&rc, 5, QC_BE_DRAIN, QC_BE_TRACK);
-    ck_assert_int_gt(p, 5);
+    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_TRACK, NULL);
     ck_assert(rc.saturated[p]);
     ck_assert(!rc.draining[p]);
 }
@@ -485,14 +482,12 @@ START_TEST(track_to_overflow_when_the_link_does_not_drain)
     int v, p, q;
 
     link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
-    p = rec_find(&rc, 5, QC_BE_TRACK, QC_BE_OVERFLOW);
-    ck_assert_int_gt(p, 5);
+    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_OVERFLOW,
+                   "the link's queue does not drain at the lowest tree");
     rec_saturated(&rc, p - 3, p, 1);
     for (q = p - 3; q <= p; q++) {
         ck_assert(rc.m[q - 1] <= 1.0);      /* at the lowest tree */
     }
-    ck_assert_str_eq(rc.why[p], "the link's queue does not drain at the "
-                     "lowest tree");
     for (q = p + 8; q < 25; q++) {          /* refusing, never all */
         ck_assert(rc.m[q] > 0.1 && rc.m[q] < 1.0);
     }
@@ -507,8 +502,7 @@ START_TEST(overflow_to_restart_when_the_load_falls)
     int v, p;
 
     link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
-    p = rec_find(&rc, 5, QC_BE_OVERFLOW, QC_BE_RESTART);
-    ck_assert_int_gt(p, 25);
+    p = rec_expect(&rc, 25, QC_BE_OVERFLOW, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.m[p] > 1.0);
     ck_assert_int_eq(rc.mode[rc.n - 1], QC_BE_TRACK);
