@@ -12,6 +12,7 @@
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "apr_general.h"
@@ -33,10 +34,15 @@ typedef struct {
     const char *why[MAXP];
     double u[MAXP], m[MAXP];
     int saturated[MAXP], draining[MAXP];
+    double refused[MAXP];       /* share of the period's arrivals */
+    apr_uint64_t arrived, rejected;
 } rec_t;
 
 static void rec_period(rec_t *rc, const rig_t *g, double u)
 {
+    const qc_class_shm_t *cs = &g->q->slots[0].cls[QC_CLASS_BASIC];
+    apr_uint64_t all = cs->level_arrived[0] + cs->level_arrived[1]
+                       + cs->level_arrived[2];
     int p = rc->n++;
 
     ck_assert_int_lt(p, MAXP);
@@ -47,6 +53,11 @@ static void rec_period(rec_t *rc, const rig_t *g, double u)
     rc->m[p] = rig_level(g);
     rc->saturated[p] = g->ctl.reading.saturated;
     rc->draining[p] = g->ctl.sat.draining;
+    rc->refused[p] = all > rc->arrived
+                     ? (double)(cs->level_arrived[0] - rc->rejected)
+                       / (double)(all - rc->arrived) : 0.0;
+    rc->arrived = all;
+    rc->rejected = cs->level_arrived[0];
 }
 
 static void rec_print(const char *what, const rec_t *rc)
@@ -510,6 +521,36 @@ START_TEST(overflow_to_restart_when_the_load_falls)
 }
 END_TEST
 
+/*
+ * KNOWN BUG (not in the suite; run with QC_KNOWN_BUGS=1): a job taking
+ * 0.55 of the CPU starts under 2x the full tree's traffic.  The lowest
+ * tree plus the job read 0.73, over the 0.6 bound but far from
+ * saturated, and the fit, taught no idle period, puts the job in the
+ * requests' costs (d 0.07, too little for the background's test).
+ * Refusing lowers the reading by 0.03, so relief opens, and best effort
+ * then cycles: the level falls 1.00, 0.97, 0.93, then 0.43 (57% of a
+ * period's requests refused), back to 1.00, every 4 periods, about 15%
+ * of all requests refused for good against doc/control.md's "load the
+ * server does not cause is not shed by refusing its own requests".
+ */
+START_TEST(known_bug_a_job_under_traffic_is_shed_in_bursts)
+{
+    static const cpu_case_t job = { 1.0, 0, 2.0, 0, 0, 0.55, 0, 0, 0, 10,
+                                    90, 60 };
+    double refused = 0.0;
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &job);
+    rec_print("a job of 0.55 under 2x", &rc);
+    for (p = 25; p < rc.n; p++) {
+        refused += rc.refused[p] / (rc.n - 25);
+    }
+    printf("a job of 0.55 under 2x: %.1f%% refused\n", 100.0 * refused);
+    ck_assert(refused <= 0.01);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -531,7 +572,13 @@ int main(void)
         track_to_overflow_when_the_link_does_not_drain,
         overflow_to_restart_when_the_load_falls
     };
+    const TTest *const bugs[] = {
+        known_bug_a_job_under_traffic_is_shed_in_bursts
+    };
 
+    if (getenv("QC_KNOWN_BUGS")) {
+        return qc_test_main("qc_modes_known_bugs", bugs, 1, &pool);
+    }
     return qc_test_main("qc_modes", tests,
                         sizeof(tests) / sizeof(tests[0]), &pool);
 }
