@@ -61,6 +61,7 @@ typedef struct {
     double good;        /* requests (jobs) served/s over the run */
     double refused;     /* share of the requests answered 503 */
     double m_tail;      /* mean level over the last quarter */
+    int at_zero;        /* periods at a level that refuses nearly all */
     unsigned modes;     /* 1 << qc_be_mode_t of each period */
     unsigned relief;    /* 1 << qc_relief_state_t of each period */
     qc_be_mode_t last;  /* the last period's mode */
@@ -93,7 +94,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
     rig_t g;
     qc_class_shm_t *cs;
     site_t light = s;
-    run_t out = { 0.0, 0.0, 0.0, 0, 0, QC_BE_TRACK };
+    run_t out = { 0.0, 0.0, 0.0, 0, 0, 0, QC_BE_TRACK };
     double arrived = 0.0, rej0, good;
     int period;
 
@@ -129,6 +130,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
         out.modes |= 1u << g.ctl.be_mode;
         out.relief |= 1u << g.ctl.relief.state;
         out.last = g.ctl.be_mode;
+        out.at_zero += rig_level(&g) < 0.05;
         if (period >= PERIODS * 3 / 4) {
             out.m_tail += rig_level(&g) / (PERIODS / 4);
         }
@@ -156,10 +158,14 @@ static void check_site(const char *what, site_t pl, double prior,
 
     printf("%s, prior %gx: plain %.0f/s, lowest tree pinned %.0f/s, "
            "controlled %.0f/s (%.0f%% of the better), %.2f%% refused, "
-           "m %.2f at the end\n", what, prior, plain, pinned, c.good,
-           100.0 * c.good / best, 100.0 * c.refused, c.m_tail);
+           "m %.2f at the end, %d periods at 0\n", what, prior, plain,
+           pinned, c.good, 100.0 * c.good / best, 100.0 * c.refused,
+           c.m_tail, c.at_zero);
     ck_assert_msg(c.good >= floor * best, "%s: %.0f/s < %.0f%% of %.0f/s",
                   what, c.good, 100.0 * floor, best);
+    /* no collapse where the lowest tree carries the load */
+    ck_assert_msg(refused_most >= 1.0 || c.at_zero == 0,
+                  "%s: %d periods at level 0", what, c.at_zero);
     ck_assert_msg(c.refused <= refused_most, "%s: %.2f%% refused", what,
                   100.0 * c.refused);
 }
