@@ -27,28 +27,6 @@ static double cpu_shares(const cpu_plant_t *pl, double m, double *s)
            * (pl->scale > 0.0 ? pl->scale : 1.0);
 }
 
-/* Arrivals/s at refused share p: a closed loop's run as fast as the
- * resource answers (at most as its clients think); retries add each
- * refusal again. */
-static double cpu_arrivals(cpu_plant_t *pl, double p, double cost)
-{
-    double r = pl->r, tries = 1.0, pk = 1.0;
-    unsigned k;
-
-    if (pl->clients > 0.0) {
-        r = fmin(pl->clients / (pl->think + cost),
-                 fmax(1.0 - pl->background, 0.02) / cost);
-        pl->good = r * (1.0 - p);
-        return r;
-    }
-    for (k = 0; k < pl->retries; k++) {
-        pk *= p;
-        tries += pk;
-    }
-    pl->good = pl->r * (1.0 - pk * p);
-    return r * tries;
-}
-
 /* One period at the level in the segment; returns the sensor reading. */
 double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
 {
@@ -56,13 +34,14 @@ double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
     double s[3], n[3], cost = cpu_shares(pl, m, s), r, work, done;
     unsigned k;
 
-    r = cpu_arrivals(pl, s[0], cost);
+    r = plant_clients_rate(&pl->cl, pl->r, s[0], cost,
+                           fmax(1.0 - pl->background, 0.02) / cost);
     for (k = 0; k <= 2; k++) {
         n[k] = r * s[k];
     }
     work = pl->background + r * cost;
     done = work > 1.0 ? 1.0 / work : 1.0;       /* share completed */
-    pl->good *= done;
+    pl->cl.good *= done;
     for (k = 0; k <= 2; k++) {
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n[k]);
     }

@@ -17,6 +17,7 @@
 #include "apr_pools.h"
 
 #include "qc_controller.h"
+#include "plant_clients.h"
 
 #define COST_FULL 3e-3
 #define COST_SNAP 1e-4
@@ -34,13 +35,11 @@ typedef struct {
     double prev;
     double noise;               /* relative, if not 0.02 */
     double scale;               /* every cost times this, if not 0 */
-    /* Closed loop: this many clients, each sending its next request
-     * `think` seconds after the last reply (a 503's at once); 0: open.
-     * Open, each refusal retried at once up to `retries` times. */
-    double clients, think;
-    unsigned retries;
-    double good;                /* out: requests (jobs) served per s */
+    plant_clients_t cl;         /* r is the open clients' rate */
 } cpu_plant_t;
+
+/* The clients of a positional cpu_plant_t: open, no retries. */
+#define CPU_OPEN { 0.0, 0.0, 0, 0.0 }
 
 typedef struct {
     qc_ctl_vs_t vs;
@@ -50,7 +49,7 @@ typedef struct {
 } rig_t;
 
 /* One period at the level in the segment; returns the sensor reading
- * and sets pl->good. */
+ * and sets pl->cl.good. */
 double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs);
 
 /* prior a0 per request, c0 per refusal (rig_init: the true 503's). */

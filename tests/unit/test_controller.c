@@ -20,66 +20,9 @@
 #include "qc_ctl_private.h"
 #include "qc_controller.h"
 #include "qc_surge.h"
-
-#define TRUE_A 1e-4             /* s per served request */
-#define TRUE_B 8e-9             /* s per byte */
-#define TRUE_C 4e-5             /* s per rejected request */
+#include "link_plant.h"
 
 static apr_pool_t *pool;
-
-/* One class of one host as the paper's model has it: a fraction of
- * clients per tree set by m, costs a, b, c. */
-typedef struct {
-    double r;                   /* offered req/s */
-    double x[3];                /* reply bytes of tree 1, 2 (x[0] unused) */
-} plant_t;
-
-static double plant_period(qc_class_shm_t *cs, const plant_t *pl,
-                           unsigned levels, double dt)
-{
-    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
-    double frac[QC_MAX_TREES + 1] = { 0 };
-    unsigned i = (unsigned)floor(m), k;
-    double u = 0.0;
-
-    if (i >= levels) {
-        frac[levels] = 1.0;
-    }
-    else {
-        frac[i] = 1.0 - (m - i);
-        frac[i + 1] = m - i;
-    }
-    apr_atomic_add64(&cs->level_arrived[0],
-                     (apr_uint64_t)(pl->r * frac[0] * dt));
-    u += TRUE_C * pl->r * frac[0];
-    for (k = 1; k <= levels; k++) {
-        double n = pl->r * frac[k] * dt;
-
-        apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n);
-        apr_atomic_add64(&cs->level_responses[k], (apr_uint64_t)n);
-        apr_atomic_add64(&cs->level_bytes[k], (apr_uint64_t)(n * pl->x[k]));
-        u += (TRUE_A + TRUE_B * pl->x[k]) * n / dt;
-    }
-    return u;
-}
-
-static qc_shm_t *make_shm(unsigned nslots)
-{
-    qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(nslots));
-    unsigned i;
-    int k;
-
-    q->capacity = nslots;
-    for (i = 0; i < nslots; i++) {
-        q->slots[i].in_use = 1;
-        q->slots[i].ntrees = 2;
-        for (k = 0; k < QC_NCLASSES; k++) {
-            q->slots[i].cls[k].level_fx = qc_level_to_fx(2.0, 2);
-            q->slots[i].cls[k].loop_fx = qc_level_to_fx(2.0, 2);
-        }
-    }
-    return q;
-}
 
 /*
  * Best effort offered twice what the machine can serve at full quality
@@ -96,9 +39,9 @@ START_TEST(test_step_isolation_and_pinning)
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t be = { 2000.0, { 0.0, 8192.0, 65536.0 } };
-    plant_t v1 = { 40.0, { 0.0, 4096.0, 16384.0 } };
-    qc_shm_t *q = make_shm(3);
+    plant_t be = PLANT(2000.0, 8192.0, 65536.0);
+    plant_t v1 = PLANT(40.0, 4096.0, 16384.0);
+    qc_shm_t *q = plant_shm(pool, 3);
     double u = 0.0, tail = 0.0;
     char state[] = "/tmp/qc-state-XXXXXX", line[QC_CTL_STATE_MAX];
     qc_rls_t saved;
@@ -186,26 +129,6 @@ START_TEST(test_step_isolation_and_pinning)
 }
 END_TEST
 
-/* A controller for one host on a one-slot segment, true model, T = 1 s,
- * G = 4. */
-static void one_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg, qc_ctl_vs_t *vs,
-                     qc_shm_t *q, double bound)
-{
-    memset(cfg, 0, sizeof(*cfg));
-    cfg->bound = bound;
-    cfg->period = 1.0;
-    cfg->gain_margin = 4.0;
-    cfg->a0 = TRUE_A;
-    cfg->b0 = TRUE_B;
-    cfg->c0 = TRUE_C;
-    cfg->shm = q;
-    cfg->vs = vs;
-    cfg->nvs = 1;
-    cfg->log_fd = -1;
-    cfg->state_fd = -1;
-    vs->slot = &q->slots[0];
-    qc_ctl_init(ctl, cfg, pool);
-}
 
 /* Start a one-host controller on one CPU sensor reading stat (2 CPUs
  * online), resuming a fit learnt at `capacity`: from a state file
@@ -217,7 +140,7 @@ static double start_fitted_at(const char *capacity, double cap,
 {
     char state[] = "/tmp/qc-state-XXXXXX", text[QC_CTL_STATE_MAX];
     qc_ctl_vs_t vs = { "site:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_rls_t rls;
@@ -281,12 +204,12 @@ START_TEST(test_pinned_level_is_corrected_and_resumed)
     qc_ctl_vs_t loop = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     unsigned b;
     int i;
 
-    one_host(&ctl, &cfg, &vs, q, 0.9);
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (i = 1; i <= 10; i++) {
         for (b = 0; b < QC_BUCKETS; b++) {
             cs->bucket_arrived[b] += b < QC_BUCKETS / 2 ? 40 : 10;
@@ -302,7 +225,7 @@ START_TEST(test_pinned_level_is_corrected_and_resumed)
     ck_assert_uint_eq(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx,
                       qc_level_to_fx(1.5, 2));
 
-    one_host(&ctl, &cfg, &loop, q, 0.9);
+    plant_one_host(pool, &ctl, &cfg, &loop, q, 0.9);
     ck_assert(fabs(ctl.cls[QC_CLASS_BASIC].m_applied - 1.5) < 1e-4);
 }
 END_TEST
@@ -336,7 +259,7 @@ START_TEST(test_bad_state_file_is_not_used)
         cfg.period = 1.0;
         cfg.gain_margin = 4.0;
         cfg.a0 = 10.0 * TRUE_A;
-        cfg.shm = make_shm(1);
+        cfg.shm = plant_shm(pool, 1);
         cfg.vs = &vs;
         cfg.nvs = 1;
         cfg.log_fd = -1;
@@ -381,545 +304,6 @@ START_TEST(test_state_file_at_another_capacity)
 }
 END_TEST
 
-/*
- * A link with a queue (bench/step-response in miniature): the work of
- * each period's decisions (a + b x per reply, c per rejection) joins a
- * queue that the link drains at one second of work per second, shared
- * among the queued batches, and replies are logged only as they drain,
- * so logged bytes lag the decisions by as long as the queue is.
- */
-#define LQ_MAX 1024
-typedef struct {
-    double n[QC_MAX_TREES + 1], sent[QC_MAX_TREES + 1], work, done;
-} lq_batch_t;
-
-typedef struct {
-    lq_batch_t q[LQ_MAX];
-    int head, len;
-    double logged[QC_MAX_TREES + 1];    /* replies logged so far */
-} lq_t;
-
-/* The request path's surge guard, when lq_tick_run emulates it: the
- * segment, and the seconds since the controller's last period. */
-static qc_shm_t *lq_guard_shm;
-static double lq_guard_t;
-
-/* qc_surge_guard on a tick's batch: the part of it past the published
- * rate goes from the trees above the lowest to the lowest. */
-static void lq_guard(lq_batch_t *b, unsigned levels, double dt)
-{
-    qc_shm_t *q = lq_guard_shm;
-    double n = 0.0, rate = qc_bitsd(q->surge_rate_bits), over, moved = 0.0;
-    unsigned k;
-
-    for (k = 0; k <= levels; k++) {
-        n += b->n[k];
-    }
-    lq_guard_t += dt;
-    over = (double)q->surge_arrived + n - qc_bitsd(q->surge_base_bits)
-           - rate * lq_guard_t;
-    q->surge_arrived += (apr_uint64_t)n;
-    if (!(rate > 0.0) || !(over > 0.0) || !(n > 0.0)) {
-        return;
-    }
-    for (k = 2; k <= levels; k++) {
-        double d = b->n[k] * fmin(over / n, 1.0);
-
-        b->n[k] -= d;
-        b->n[1] += d;
-        moved += d;
-    }
-    q->surge_degraded += (apr_uint64_t)ceil(moved);
-}
-
-static double lq_period(lq_t *lq, qc_class_shm_t *cs, const plant_t *pl,
-                        unsigned levels, double dt)
-{
-    double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
-    unsigned i = (unsigned)floor(m), k;
-    lq_batch_t *b = &lq->q[(lq->head + lq->len++) % LQ_MAX];
-    double cap = dt, left = 0.0, f;
-    int j;
-
-    ck_assert_int_lt(lq->len, LQ_MAX);
-    memset(b, 0, sizeof(*b));
-    if (i >= levels) {
-        b->n[levels] = pl->r * dt;
-    }
-    else {
-        b->n[i] = pl->r * dt * (1.0 - (m - i));
-        b->n[i + 1] = pl->r * dt * (m - i);
-    }
-    if (lq_guard_shm) {
-        lq_guard(b, levels, dt);
-    }
-    for (k = 0; k <= levels; k++) {
-        apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)b->n[k]);
-        b->work += b->n[k] * (k ? TRUE_A + TRUE_B * pl->x[k] : TRUE_C);
-    }
-    /* TCP shares the link among the connections: every queued batch
-     * drains by the same fraction f of what it has left. */
-    for (j = 0; j < lq->len; j++) {
-        const lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        left += h->work - h->done;
-    }
-    f = left > cap ? cap / left : 1.0;
-    for (j = 0; j < lq->len; j++) {
-        lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        h->done += f * (h->work - h->done);
-        for (k = 1; k <= levels; k++) {
-            double before = h->sent[k];
-            apr_uint64_t n;
-
-            h->sent[k] = h->n[k] * (h->work > 0.0 ? h->done / h->work : 1.0);
-            n = (apr_uint64_t)(lq->logged[k] + h->sent[k] - before)
-                - (apr_uint64_t)lq->logged[k];
-            lq->logged[k] += h->sent[k] - before;
-            apr_atomic_add64(&cs->level_responses[k], n);
-            apr_atomic_add64(&cs->level_bytes[k],
-                             (apr_uint64_t)(n * pl->x[k]));
-        }
-    }
-    cap -= f * left;
-    while (lq->len > 0 && lq->q[lq->head].done
-           >= lq->q[lq->head].work - 1e-9) {
-        lq->head = (lq->head + 1) % LQ_MAX;
-        lq->len--;
-    }
-    return (dt - cap) / dt;
-}
-
-/*
- * Idle, then a step to 2x what the link carries at full quality (the
- * lowest tree would load it 0.53, under the set point): the controller
- * acts on the load it decided (not on replies the queue
- * releases late), jumps to the model's level (again in the next period
- * if need be: the accept queue reads 0, so the counts are whole), and
- * holds while the queue drains; the link then sits at the set point
- * with no oscillation.
- * Goals: within +-5% in <= 10 periods, overshoot <= 20%.  The step
- * period leaves two periods of link time queued, which drains at what
- * the lowest tree leaves spare.
- */
-START_TEST(test_step_on_a_queued_link)
-{
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    /* full quality: 2.0 s of work per second */
-    plant_t be = { 0.0, { 0.0, 8192.0, 65536.0 } };
-    static lq_t lq;
-    qc_shm_t *q = make_shm(1);
-    double u[40], over = 0.0;
-    int k, settle = -1, reached = -1;
-
-    one_host(&ctl, &cfg, &vs, q, 0.58);
-    be.r = 20.0;                        /* light load: sizes get known */
-    for (k = -5; k < 40; k++) {
-        double uk;
-
-        if (k == 0) {
-            be.r = 2.0 / (TRUE_A + TRUE_B * 65536.0);
-        }
-        uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
-        qc_test_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k + 10) * 1000000);
-        if (k >= 0) {
-            u[k] = uk;
-        }
-    }
-    for (k = 0; k < 40; k++) {
-        int in = fabs(u[k] - 0.58) <= 0.05 * 0.58;
-
-        if (in && settle < 0) {
-            settle = k;
-        }
-        else if (!in) {
-            settle = -1;
-        }
-        if (reached < 0 && (in || u[k] < 0.58)) {
-            reached = k;
-        }
-        if (reached >= 0 && fabs(u[k] - 0.58) / 0.58 > over) {
-            over = fabs(u[k] - 0.58) / 0.58;
-        }
-    }
-    printf("step on a queued link: U");
-    for (k = 0; k < 40; k++) {
-        printf(" %.3f", u[k]);
-    }
-    printf("; settled after %d periods, overshoot %.1f%%\n", settle,
-           100 * over);
-    ck_assert_int_ge(settle, 0);
-    ck_assert_int_le(settle, 10);
-    ck_assert(over <= 0.2);
-}
-END_TEST
-
-
-/* A reading off by up to amp either way, as a late sample makes it:
- * what one period reads too much the next reads too little. */
-static double jittered(double u, unsigned *seed, double amp, double *prev)
-{
-    double e = amp * (2.0 * rand_r(seed) / (double)RAND_MAX - 1.0);
-
-    u *= 1.0 + e - *prev;
-    *prev = e;
-    return u;
-}
-
-/*
- * One host on the queued link, light load from period `from` (< 0) on,
- * then at period 0 a step to 3x what it carries at full quality, until
- * period `to`.  The lowest tree carries the step at the bound, as on the
- * integration testbed.  prior scales the model the controller starts
- * from; wrong_d (> 0) is a background the fit is told at the step; amp
- * jitters the readings (seeded by seed).  Returns the mean reading of
- * the last 20 periods, and in *m_min the lowest level from the step on.
- */
-static double lq_step_run(int from, int to, double prior, double wrong_d,
-                          double amp, unsigned seed, double *m_min)
-{
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t be = { 20.0, { 0.0, 2048.0, 65536.0 } };
-    static lq_t lq;
-    qc_shm_t *q = make_shm(1);
-    double tail = 0.0, prev = 0.0;
-    int k;
-
-    memset(&lq, 0, sizeof(lq));
-    one_host(&ctl, &cfg, &vs, q, 0.58);
-    cfg.a0 *= prior;
-    cfg.b0 *= prior;
-    cfg.c0 *= prior;
-    qc_ctl_init(&ctl, &cfg, pool);
-    *m_min = 2.0;
-    for (k = from; k < to; k++) {
-        double uk;
-
-        if (k == 0) {
-            be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
-            if (wrong_d > 0.0) {
-                ctl.rls.theta[QC_RLS_D] = wrong_d;
-            }
-        }
-        uk = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2, 1.0);
-        uk = jittered(uk, &seed, amp, &prev);
-        qc_test_step(&ctl, 1.0, uk, 0, (apr_int64_t)(k - from) * 1000000);
-        if (k >= to - 20) {
-            tail += uk / 20.0;
-        }
-        if (k >= 0 && ctl.cls[QC_CLASS_BASIC].m_applied < *m_min) {
-            *m_min = ctl.cls[QC_CLASS_BASIC].m_applied;
-        }
-    }
-    return tail;
-}
-
-/*
- * The queued-link step with a sensor that jitters (in CI a link reading
- * peaked at 1.08 of the capacity) and priors 10x off either way: every
- * run degrades and holds the bound.
- */
-START_TEST(test_step_with_a_jittery_sensor_and_wrong_priors)
-{
-    static const double amps[] = { 0.0, 0.05, 0.1 };
-    static const double priors[] = { 0.1, 1.0, 10.0 };
-    unsigned ai, pi, seed, bad = 0;
-
-    for (ai = 0; ai < 3; ai++) {
-        for (pi = 0; pi < 3; pi++) {
-            for (seed = 1; seed <= 10; seed++) {
-                double m_min;
-                double tail = lq_step_run(-5, 60, priors[pi], 0.0,
-                                          amps[ai], seed, &m_min);
-
-                if (fabs(tail - 0.58) > 0.1 || m_min > 1.5) {
-                    bad++;
-                    printf("jitter %.2f, prior x%.1f, seed %u: U %.3f over "
-                           "the last 20 periods, m down to %.3f\n",
-                           amps[ai], priors[pi], seed, tail, m_min);
-                }
-            }
-        }
-    }
-    ck_assert_uint_eq(bad, 0);
-}
-END_TEST
-
-/*
- * A fit that was taught a background of nearly the whole link (in CI:
- * periods with no arrivals read 0.99 while earlier replies drained)
- * cannot blind the loop: background is there at every instant, so it is
- * never much more than the resource read a few seconds ago at light
- * load.  Nor does the loop refuse anyone: the lowest tree carries the
- * load (without the projection of the fit onto that bound, only the
- * calibration's d bounded, the fit's costs stayed wrong and m went to
- * 0 for two periods).
- */
-START_TEST(test_a_wrong_background_cannot_blind_the_loop)
-{
-    double m_min;
-    double tail = lq_step_run(-8, 40, 1.0, 0.95, 0.0, 1, &m_min);
-
-    printf("wrong background: m down to %.3f, U over the last 20 periods "
-           "%.3f\n", m_min, tail);
-    ck_assert(m_min < 1.5);
-    ck_assert(m_min >= 0.9);            /* the lowest tree carries it */
-    ck_assert(fabs(tail - 0.58) < 0.1);
-}
-END_TEST
-
-/* Seconds of work waiting on the link. */
-static double lq_left(const lq_t *lq)
-{
-    double left = 0.0;
-    int j;
-
-    for (j = 0; j < lq->len; j++) {
-        const lq_batch_t *h = &lq->q[(lq->head + j) % LQ_MAX];
-
-        left += h->work - h->done;
-    }
-    return left;
-}
-
-/*
- * One host on the queued link read in ticks of a tenth of a period, as
- * qc_ctl_run reads it: a fresh controller whose prior is `prior` times
- * the true costs, and from the fourth tick on 3x what the full tree
- * carries (light load from period `from` when it is < 0).  ticks 0
- * leaves the valve out: the period's step alone; 2 adds the request
- * path's surge guard to the valve.  Returns the longest
- * the link's queue got, in seconds of work; *tail is the mean reading
- * of the last 10 of 30 periods.
- */
-static double lq_tick_run(int ticks, int from, double prior, double *tail,
-                          qc_ctl_t *ctl)
-{
-    static qc_ctl_vs_t vs;
-    static qc_ctl_config_t cfg;
-    plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 2048.0, 65536.0 } };
-    static lq_t lq;
-    qc_shm_t *q = make_shm(1);
-    double worst = 0.0;
-    int p, t;
-
-    memset(&lq, 0, sizeof(lq));
-    memset(&vs, 0, sizeof(vs));
-    vs.name = "be:80";
-    vs.levels = 2;
-    one_host(ctl, &cfg, &vs, q, 0.58);
-    cfg.a0 *= prior;
-    cfg.b0 *= prior;
-    cfg.c0 *= prior;
-    qc_ctl_init(ctl, &cfg, pool);
-    lq_guard_shm = ticks == 2 ? q : NULL;
-    lq_guard_t = 0.0;
-    *tail = 0.0;
-    for (p = from; p < 30; p++) {
-        double u = 0.0;
-
-        for (t = 0; t < 10; t++) {
-            double ut;
-
-            if (p == 0 && t == 3) {
-                be.r = 3.0 / (TRUE_A + TRUE_B * 65536.0);
-            }
-            ut = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2,
-                           0.1);
-            u += ut / 10.0;
-            if (ticks) {
-                qc_ctl_tick(ctl, 0.1, ut);
-            }
-            worst = fmax(worst, lq_left(&lq));
-        }
-        qc_test_step(ctl, 1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
-        lq_guard_t = 0.0;
-        if (p >= 20) {
-            *tail += u / 10.0;
-        }
-    }
-    lq_guard_shm = NULL;
-    return worst;
-}
-
-/*
- * One host on the queued link read in ticks, trees of 64 KB and 8 KB
- * replies (the paper's baseline) and a 0.9 bound: a fresh controller
- * whose prior is `prior` times the true costs, light load from period
- * `from` when it is < 0, then from the fourth tick of period 0 `load`
- * times what the full tree carries, with readings jittered by `amp`;
- * measured: the controller is told the link's queue each period.
- * Returns the mean reading of the last 10 of 40 periods; *refused the
- * requests refused, *first the first period with refusals (left alone
- * when none).
- */
-static double lq_refusal_run(double load, double prior, double amp,
-                             unsigned seed, int from, int measured,
-                             apr_uint64_t *refused, int *first)
-{
-    static qc_ctl_vs_t vs;
-    static qc_ctl_config_t cfg;
-    static qc_ctl_t ctl;
-    static lq_t lq;
-    plant_t be = { from < 0 ? 20.0 : 0.0, { 0.0, 8192.0, 65536.0 } };
-    qc_shm_t *q = make_shm(1);
-    double tail = 0.0, prev = 0.0;
-    qc_ctl_input_t in;
-    int p, t;
-
-    memset(&lq, 0, sizeof(lq));
-    memset(&vs, 0, sizeof(vs));
-    vs.name = "be:80";
-    vs.levels = 2;
-    one_host(&ctl, &cfg, &vs, q, 0.9);
-    cfg.a0 *= prior;
-    cfg.b0 *= prior;
-    cfg.c0 *= prior;
-    qc_ctl_init(&ctl, &cfg, pool);
-    for (p = from; p < 40; p++) {
-        double u = 0.0;
-
-        for (t = 0; t < 10; t++) {
-            double ut;
-
-            if (p == 0 && t == 3) {
-                be.r = load / (TRUE_A + TRUE_B * 65536.0);
-            }
-            ut = lq_period(&lq, &q->slots[0].cls[QC_CLASS_BASIC], &be, 2,
-                           0.1);
-            ut = fmin(jittered(ut, &seed, amp, &prev), 1.0);
-            u += ut / 10.0;
-            qc_ctl_tick(&ctl, 0.1, ut);
-        }
-        in = qc_ctl_input(1.0, u, 0, (apr_int64_t)(p - from + 1) * 1000000);
-        if (measured) {
-            in.sendq_bytes = lq_left(&lq) / TRUE_B;
-            in.link_bps = 1.0 / TRUE_B;
-        }
-        qc_ctl_step(&ctl, in);
-        if (p >= 30) {
-            tail += u / 10.0;
-        }
-        if (*first < 0
-            && q->slots[0].cls[QC_CLASS_BASIC].level_arrived[0] > 0) {
-            *first = p;
-        }
-    }
-    *refused = q->slots[0].cls[QC_CLASS_BASIC].level_arrived[0];
-    return tail;
-}
-
-/*
- * A 503 only where the lowest tree cannot carry the load.  At 3x and
- * 3.3x what the full tree carries the lowest tree carries the link at
- * 0.80 and 0.88, under the bound: whatever the prior, the jitter and the
- * start, nobody is refused and the link settles at the bound.  Before,
- * the queue of an overshoot kept the link saturated for seconds while
- * the calibration searched up, and that calibration, or the drain's
- * lowered target, licensed refusals (11,450 requests from light load
- * with a 10x-low prior; 39 of 360 such runs refused).  At 4x and 5x
- * (the lowest tree 1.07x and 1.33x the link) refusing is needed, and
- * still happens: from the 13th to the 22nd period with the backlog
- * modelled, and the link then held anywhere from 0.69 to 1.0; by the
- * 8th where the link's queue is measured (the sum of the connections'
- * send queues: the input's sendq_bytes), and then at the bound whatever
- * the prior (the level from the measured bytes: doc/control.md,
- * "Overflow on a link").
- */
-START_TEST(test_refusal_only_beyond_the_lowest_tree)
-{
-    static const double loads[] = { 3.0, 3.3 };
-    static const double priors[] = { 0.1, 1.0, 10.0 };
-    static const double amps[] = { 0.0, 0.05, 0.1 };
-    static const int froms[] = { 0, -5 };
-    unsigned li, pi, ai, fi, seed, mi, bad = 0;
-    apr_uint64_t refused;
-    int first;
-
-    for (mi = 0; mi < 2 * 2 * 3 * 3 * 2; mi++) {
-        li = mi % 2;
-        pi = mi / 2 % 3;
-        ai = mi / 6 % 3;
-        fi = mi / 18 % 2;
-        for (seed = 1; seed <= 3; seed++) {
-            double tail;
-
-            first = -1;
-            tail = lq_refusal_run(loads[li], priors[pi], amps[ai], seed,
-                                  froms[fi], mi / 36, &refused, &first);
-            if (refused > 0 || fabs(tail - 0.9) > 0.1) {
-                bad++;
-                printf("%.1fx, prior x%.1f, jitter %.2f, from %d, seed %u, "
-                       "backlog %s: %lu refused, U %.3f\n", loads[li],
-                       priors[pi], amps[ai], froms[fi], seed,
-                       mi / 36 ? "measured" : "modelled",
-                       (unsigned long)refused, tail);
-            }
-        }
-    }
-    ck_assert_uint_eq(bad, 0);
-    /* 4x and 5x: the lowest tree carries 1.07x and 1.33x the link. */
-    for (mi = 0; mi < 2 * 3 * 3 * 2; mi++) {
-        double load = mi % 2 ? 4.0 : 5.0;
-
-        pi = mi / 2 % 3;
-        ai = mi / 6 % 3;
-        double tail;
-
-        first = -1;
-        tail = lq_refusal_run(load, priors[pi], amps[ai], 1, -5, mi / 18,
-                              &refused, &first);
-        printf("%.0fx, prior x%.1f, jitter %.2f, backlog %s: %lu refused, "
-               "the first in period %d; U %.3f over the last 10\n", load,
-               priors[pi], amps[ai], mi / 18 ? "measured" : "modelled",
-               (unsigned long)refused, first, tail);
-        ck_assert_uint_gt(refused, 0);
-        if (mi / 18) {
-            ck_assert_int_le(first, 8);
-            ck_assert(fabs(tail - 0.9) <= 0.1);
-        }
-    }
-}
-END_TEST
-
-/*
- * A cold start straight into 3x with a prior 10x low or high, and a step
- * from light load: read only once a period, the link queues seconds of
- * work (clients time out) before the loop acts; the valve within the
- * period keeps the queue under a second, and the loop then holds the
- * bound all the same.
- */
-START_TEST(test_valve_cuts_a_jump_within_the_period)
-{
-    static const double priors[] = { 0.1, 10.0, 1.0 };
-    static const int froms[] = { 0, 0, -5 };
-    static qc_ctl_t ctl;
-    int i;
-
-    for (i = 0; i < 3; i++) {
-        double tail0, tail1;
-        double q0 = lq_tick_run(0, froms[i], priors[i], &tail0, &ctl);
-        double q1 = lq_tick_run(1, froms[i], priors[i], &tail1, &ctl);
-
-        printf("jump at prior x%g%s: queue %.2f s read by periods, "
-               "%.2f s with the valve (%lu firings); tail U %.3f, "
-               "%.3f\n", priors[i], froms[i] < 0 ? " from light load" : "",
-               q0, q1, ctl.tick.valves, tail0, tail1);
-        ck_assert(q1 < 1.0);
-        ck_assert(fabs(tail1 - 0.58) < 0.1);
-        if (priors[i] < 1.0) {
-            ck_assert(q0 > 2.0 * q1);
-            ck_assert_uint_ge(ctl.tick.valves, 1);
-        }
-    }
-}
-END_TEST
-
 /* The guard's arithmetic (qc_surge.h), as both sides use it. */
 START_TEST(test_surge_rate)
 {
@@ -949,113 +333,6 @@ START_TEST(test_surge_rate)
 }
 END_TEST
 
-/*
- * The guard on the simulated link (3x from light load, prior right):
- * the valve alone lets three saturated ticks of full-quality replies
- * queue; the guard sends the step's requests down as they come, and the
- * loop then holds the bound as before.  Light load never trips it.
- */
-START_TEST(test_surge_guard_cuts_a_step)
-{
-    static qc_ctl_t ctl;
-    double tail1, tail2, q1, q2;
-
-    q1 = lq_tick_run(1, -5, 1.0, &tail1, &ctl);
-    q2 = lq_tick_run(2, -5, 1.0, &tail2, &ctl);
-    printf("step from light load: queue %.2f s with the valve, %.2f s "
-           "with the guard (%" APR_UINT64_T_FMT " requests sent down); "
-           "tail U %.3f, %.3f\n", q1, q2,
-           ctl.cfg->shm->surge_degraded, tail1, tail2);
-    ck_assert(q2 < 0.5 * q1);
-    ck_assert(ctl.cfg->shm->surge_degraded > 0);
-    ck_assert(fabs(tail2 - 0.58) < 0.1);
-    ck_assert(fabs(tail2 - tail1) < 0.05);
-}
-END_TEST
-
-/* A request sent down by the guard fires the valve at the next tick,
- * unsaturated, once a period; not for a background the fit knows. */
-START_TEST(test_surge_fires_the_valve)
-{
-    static qc_ctl_t ctl;
-    qc_shm_t *q;
-    double tail;
-    unsigned long valves;
-
-    lq_tick_run(1, -5, 1.0, &tail, &ctl);
-    q = ctl.cfg->shm;
-    valves = ctl.tick.valves;
-    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied > 1.0);
-    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
-    q->surge_degraded++;
-    ctl.warnings |= QC_WARN_BACKGROUND;
-    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
-    ctl.warnings &= ~QC_WARN_BACKGROUND;
-    q->surge_degraded++;
-    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 1);
-    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
-    ck_assert_uint_eq(ctl.tick.valves, valves + 1);
-    q->surge_degraded++;
-    ck_assert_int_eq(qc_ctl_tick(&ctl, 0.1, 0.5), 0);
-}
-END_TEST
-
-/* n ticks reading u, each deciding `per` requests at the top tree;
- * how many of them fired the valve. */
-static int lq_ticks(qc_ctl_t *ctl, int n, double u, apr_uint64_t per)
-{
-    qc_class_shm_t *cs = &ctl->cfg->vs[0].slot->cls[QC_CLASS_BASIC];
-    int fired = 0;
-
-    while (n-- > 0) {
-        apr_atomic_add64(&cs->level_arrived[2], per);
-        fired += qc_ctl_tick(ctl, 0.1, u);
-    }
-    return fired;
-}
-
-/*
- * What the valve leaves alone: a busy half-second of load the loop
- * already holds (no jump in what was decided), a saturated run shorter
- * than the valve's, and a background the fit knows saturates the
- * resource by itself.
- */
-START_TEST(test_valve_leaves_held_load_alone)
-{
-    static qc_ctl_t ctl;
-    double tail, m;
-    unsigned long valves;
-
-    lq_tick_run(1, -5, 1.0, &tail, &ctl);
-    valves = ctl.tick.valves;
-    m = ctl.cls[QC_CLASS_BASIC].m_applied;
-    ck_assert(m > 1.0);
-    /* 1,000 req/s at the top: less than the period's own rate */
-    /* as many as the period before decided at the top, or fewer */
-    ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, (apr_uint64_t)
-                              (0.1 * ctl.tick.upper_rate)), 0);
-    ck_assert_uint_eq(ctl.tick.valves, valves);
-    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == m);
-
-    /* The same held load, but the last period decided nothing above
-     * the lowest tree: a jump.  It fires the valve in the third
-     * saturated tick, not before, and not while the fit knows a
-     * background to saturate the resource. */
-    ctl.tick.upper_rate = 0.0;
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
-    ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
-    ctl.warnings |= QC_WARN_BACKGROUND;
-    ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, 100), 0);
-    ctl.warnings &= ~QC_WARN_BACKGROUND;
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
-    ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 1.0, 100), 1);
-    ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
-    ck_assert_uint_eq(ctl.tick.valves, valves + 1);
-}
-END_TEST
-
 /* One second of a two-tree host's premium and basic classes (slot 0). */
 static double shop_period(qc_shm_t *q, const plant_t *prem,
                           const plant_t *basic)
@@ -1075,13 +352,13 @@ START_TEST(test_differentiation_without_best_effort)
     qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
-    plant_t basic = { 0.0, { 0.0, 4096.0, 32768.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
+    plant_t basic = PLANT(0.0, 4096.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     double u = 0.0, tail = 0.0, m_p, m_b;
     int period;
 
-    one_host(&ctl, &cfg, &vs, q, 0.9);
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (period = 1; period <= 60; period++) {
         /* basic rises to 1.6 times what the link holds at the bound */
         basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
@@ -1113,13 +390,13 @@ START_TEST(test_saturating_background_holds_every_class)
     qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t prem = { 100.0, { 0.0, 4096.0, 32768.0 } };
-    plant_t basic = { 4000.0, { 0.0, 4096.0, 32768.0 } };
-    qc_shm_t *q = make_shm(1);
+    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
+    plant_t basic = PLANT(4000.0, 4096.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
     double u, m_degraded = 0.0, tail = 0.0;
     int period, top = 0;
 
-    one_host(&ctl, &cfg, &vs, q, 0.9);
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (period = 1; period <= 100; period++) {
         int idle = period > 40 && period <= 45;
         int job = period > 40 && period <= 70;
@@ -1188,11 +465,11 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
     qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    qc_shm_t *q = make_shm(1);
+    qc_shm_t *q = plant_shm(pool, 1);
     qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     unsigned i;
 
-    one_host(&ctl, &cfg, &vs, q, 0.58);
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.58);
     for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
         apr_atomic_add64(&cs->level_arrived[2], p[i].counted);
         qc_test_step(&ctl, 1.0, 0.3, p[i].queued,
@@ -1203,122 +480,6 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
         ck_assert_uint_eq(q->accept_queue, p[i].queued < 0
                           ? ~(apr_uint64_t)0 : (apr_uint64_t)p[i].queued);
     }
-}
-END_TEST
-
-/*
- * A host pinned at full quality, 40 periods: `light` at half of what the
- * plant carries, then `over` times it, every reply counted as completed
- * at once, the accept queue empty.  link: the link sensor knows its rate
- * (else no link sensor); k > 0: a cold start's calibration, held.
- * Then `drain` periods in which nothing arrives or completes while the
- * link stays saturated, sending the replies earlier periods buffered.
- * Returns the capacity estimate; *carried what the plant carries.
- */
-static double pinned_capacity(int light, double over, int link, double k,
-                              int drain, double shrink, double *carried)
-{
-    qc_ctl_vs_t vs = { "pinned:80", NULL, 2, 0, 0.0, 0.0, 1, 2.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    /* full quality: 1e-4 + 8e-9 * 65536 = 6.2e-4 s of link per reply */
-    plant_t pl = { 0.0, { 0.0, 8192.0, 65536.0 } };
-    qc_shm_t *q = make_shm(1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
-    int i;
-
-    *carried = 1.0 / (TRUE_A + TRUE_B * pl.x[2]);
-    one_host(&ctl, &cfg, &vs, q, 0.9);
-    if (link) {
-        cfg.sensors[0].bits_per_s = 8.0 * *carried * pl.x[2];
-        cfg.nsensors = 1;
-    }
-    for (i = 0; i < 40 + drain; i++) {
-        double u;
-
-        pl.r = i >= 40 ? 0.0 : (i < light ? 0.5 : over) * *carried;
-        u = i >= 40 ? 1.0 : plant_period(cs, &pl, 2, 1.0);
-        if (k > 0.0) {
-            ctl.calib.k = ctl.sat.k_unsaturated = k;
-        }
-        qc_ctl_capacity_tick(&ctl, 1.0, 0, 128, pl.r, 0.0);
-        qc_test_step(&ctl, 1.0, u < 0.99 ? u : 0.99, 0,
-                    (apr_int64_t)(i + 1) * 1000000);
-    }
-    ck_assert_msg(fabs(qc_bitsd(q->capacity_bits) - ctl.cp.capacity) < 1e-6,
-                  "published %g", qc_bitsd(q->capacity_bits));
-    if (shrink > 0.0) {
-        double before = ctl.cp.capacity, conns = ctl.cp.est.capacity;
-
-        /* the estimator's own state, not only what it published: the
-         * next period derives the published figure from it again */
-        qc_ctl_rescale(&ctl, shrink);
-        ck_assert(fabs(ctl.cp.est.capacity - conns / shrink) < 1e-9 * conns);
-        ck_assert(fabs(ctl.cp.capacity - before / shrink) < 1e-9 * before);
-    }
-    return ctl.cp.capacity;
-}
-
-/*
- * Capacity on a link that buffers (bench/capacity in miniature): offered
- * 1.3x what the link carries, replies count as completed when they enter
- * socket buffers, so completions keep pace with arrivals while the
- * accept queue stays empty.  The estimate must come down to what the
- * link carries (it stayed at the arrivals: 22% over on the testbed).
- */
-START_TEST(test_capacity_on_a_buffering_link)
-{
-    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 0, 0.0, &carried);
-
-    ck_assert_msg(fabs(c - carried) < 0.05 * carried,
-                  "capacity %.1f req/s, the link carries %.1f", c, carried);
-}
-END_TEST
-
-/*
- * The same overload, then the link drains what it buffered: for ten
- * periods nothing arrives and nothing completes while the link stays
- * saturated.  Those periods say nothing of its rate; read as "served 0"
- * they took the estimate from 47 to 9 req/s on a 25 Mbit/s link
- * (bench/sizing), which an admin reading the status page after a burst,
- * or qosctl-plan --from-status, would have planned with.
- */
-START_TEST(test_capacity_holds_while_a_link_drains)
-{
-    double carried, c = pinned_capacity(10, 1.3, 1, 0.0, 10, 0.0, &carried);
-
-    ck_assert_msg(fabs(c - carried) < 0.05 * carried,
-                  "capacity %.1f req/s after the drain, the link carries "
-                  "%.1f", c, carried);
-}
-END_TEST
-
-/*
- * Capacity on a saturated CPU, cold (bench/capacity on the CGI site): the
- * accept queue stays empty for the first periods (the wait is in cgid and
- * the run queue), and the calibration is a cold start's (k 55).  What was
- * completed is the service rate; pricing it by that model made the
- * estimate fall to 2-7 req/s against 215-260 served.
- */
-START_TEST(test_capacity_on_a_cold_cpu)
-{
-    double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, 0.0, &carried);
-
-    ck_assert_msg(fabs(c - carried) < 0.1 * carried,
-                  "capacity %.1f req/s, completed %.1f", c, carried);
-}
-END_TEST
-
-/* The same CPU cut to a quarter once the estimate is known: the
- * estimate is a quarter too, in what the estimator keeps (before
- * 96b1931 the rescale divided only the figure it published, which the
- * next period derived again from the unscaled state). */
-START_TEST(test_capacity_follows_a_resource_that_shrinks)
-{
-    double carried, c = pinned_capacity(0, 1.0, 0, 55.0, 0, 4.0, &carried);
-
-    ck_assert_msg(fabs(c - carried / 4.0) < 0.1 * carried / 4.0,
-                  "capacity %.1f req/s, a quarter of %.1f", c, carried);
 }
 END_TEST
 
@@ -1340,15 +501,15 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
     };
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
-    plant_t be = { 300.0, { 0.0, 8192.0, 32768.0 } };
-    plant_t v1 = { 800.0, { 0.0, 8192.0, 32768.0 } };
-    plant_t v2 = { 1000.0, { 0.0, 8192.0, 32768.0 } };
-    qc_shm_t *q = make_shm(3);
+    plant_t be = PLANT(300.0, 8192.0, 32768.0);
+    plant_t v1 = PLANT(800.0, 8192.0, 32768.0);
+    plant_t v2 = PLANT(1000.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 3);
     double u = 0.0, lowest = 2.0, tail = 0.0;
     int period;
     unsigned i;
 
-    one_host(&ctl, &cfg, vs, q, 0.9);
+    plant_one_host(pool, &ctl, &cfg, vs, q, 0.9);
     cfg.nvs = 3;
     for (i = 0; i < 3; i++) {
         vs[i].slot = &q->slots[i];
@@ -1381,36 +542,18 @@ END_TEST
 
 int main(void)
 {
-    Suite *s = suite_create("qc_controller");
-    TCase *tc = tcase_create("core");
-    int rc;
+    const TTest *const tests[] = {
+        test_step_isolation_and_pinning,
+        test_state_file_at_another_capacity,
+        test_bad_state_file_is_not_used,
+        test_pinned_level_is_corrected_and_resumed,
+        test_surge_rate,
+        test_differentiation_without_best_effort,
+        test_saturating_background_holds_every_class,
+        test_accept_queue_counts_waiting_arrivals,
+        test_excess_sharing_step_rejects_nobody
+    };
 
-    apr_initialize();
-    apr_pool_create(&pool, NULL);
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    tcase_add_test(tc, test_step_isolation_and_pinning);
-    tcase_add_test(tc, test_state_file_at_another_capacity);
-    tcase_add_test(tc, test_bad_state_file_is_not_used);
-    tcase_add_test(tc, test_pinned_level_is_corrected_and_resumed);
-    tcase_add_test(tc, test_step_on_a_queued_link);
-    tcase_add_test(tc, test_step_with_a_jittery_sensor_and_wrong_priors);
-    tcase_add_test(tc, test_a_wrong_background_cannot_blind_the_loop);
-    tcase_add_test(tc, test_refusal_only_beyond_the_lowest_tree);
-    tcase_add_test(tc, test_valve_cuts_a_jump_within_the_period);
-    tcase_add_test(tc, test_valve_leaves_held_load_alone);
-    tcase_add_test(tc, test_surge_rate);
-    tcase_add_test(tc, test_surge_guard_cuts_a_step);
-    tcase_add_test(tc, test_surge_fires_the_valve);
-    tcase_add_test(tc, test_differentiation_without_best_effort);
-    tcase_add_test(tc, test_saturating_background_holds_every_class);
-    tcase_add_test(tc, test_accept_queue_counts_waiting_arrivals);
-    tcase_add_test(tc, test_capacity_on_a_buffering_link);
-    tcase_add_test(tc, test_capacity_holds_while_a_link_drains);
-    tcase_add_test(tc, test_capacity_on_a_cold_cpu);
-    tcase_add_test(tc, test_capacity_follows_a_resource_that_shrinks);
-    tcase_add_test(tc, test_excess_sharing_step_rejects_nobody);
-    suite_add_tcase(s, tc);
-    rc = qc_test_run(s);
-    apr_terminate();
-    return rc;
+    return qc_test_main("qc_controller", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
 }

@@ -716,7 +716,7 @@ START_TEST(kept_connections_pay_the_balance)
 
         for (k = 0; k < 11; k++) {
             if (k > 0) {
-                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv));
+                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv, 0.0, 0.0));
                 qc_level_pay(m_fx, share_fx, 2, lv, qc_test_balance_add,
                              &balance);
             }

@@ -1,0 +1,584 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * Each of best effort's mode transitions (doc/control.md, "Best
+ * effort's modes"; qc_be_choose in qc_ctl_besteffort.c) driven on a
+ * plant: the CPU-bound site (cpu_plant.h) or the fluid queued link
+ * (link_plant.h).  Each test asserts the modes the controller publishes
+ * in the segment (be_mode, the status page's and QosCtlLog's), in
+ * order, and the entry condition the doc names at the transition.
+ */
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apr_general.h"
+
+#include "qc_test.h"
+#include "qc_test_ctl.h"
+#include "qc_ctl_private.h"
+#include "cpu_plant.h"
+#include "link_plant.h"
+
+#define MAXP 120
+
+static apr_pool_t *pool;
+
+/* What each period published, and the state its mode was chosen on. */
+typedef struct {
+    int n;
+    qc_be_mode_t mode[MAXP];
+    const char *why[MAXP];
+    double u[MAXP], m[MAXP];
+    int saturated[MAXP], draining[MAXP];
+    double refused[MAXP];       /* share of the period's arrivals */
+    apr_uint64_t arrived, rejected;
+} rec_t;
+
+static void rec_period(rec_t *rc, const rig_t *g, double u)
+{
+    const qc_class_shm_t *cs = &g->q->slots[0].cls[QC_CLASS_BASIC];
+    apr_uint64_t all = cs->level_arrived[0] + cs->level_arrived[1]
+                       + cs->level_arrived[2];
+    int p = rc->n++;
+
+    ck_assert_int_lt(p, MAXP);
+    rc->mode[p] = (qc_be_mode_t)g->q->be_mode;
+    ck_assert_int_eq(rc->mode[p], g->ctl.be_mode);
+    rc->why[p] = g->ctl.be_why;
+    rc->u[p] = u;
+    rc->m[p] = rig_level(g);
+    rc->saturated[p] = g->ctl.reading.saturated;
+    rc->draining[p] = g->ctl.sat.draining;
+    rc->refused[p] = all > rc->arrived
+                     ? (double)(cs->level_arrived[0] - rc->rejected)
+                       / (double)(all - rc->arrived) : 0.0;
+    rc->arrived = all;
+    rc->rejected = cs->level_arrived[0];
+}
+
+static void rec_print(const char *what, const rec_t *rc)
+{
+    int p;
+
+    printf("%s:", what);
+    for (p = 0; p < rc->n; p++) {
+        printf(" %s(%.2f,%.2f)", qc_be_mode_name(rc->mode[p]), rc->u[p],
+               rc->m[p]);
+    }
+    printf("\n");
+}
+
+/* The first period from `from` on whose mode is `to` right after
+ * `prev`'s; -1 none. */
+static int rec_find(const rec_t *rc, int from, qc_be_mode_t prev,
+                    qc_be_mode_t to)
+{
+    int p;
+
+    for (p = from > 1 ? from : 1; p < rc->n; p++) {
+        if (rc->mode[p - 1] == prev && rc->mode[p] == to) {
+            return p;
+        }
+    }
+    return -1;
+}
+
+/* Periods from..to (inclusive) read saturated (want 1) or not. */
+static void rec_saturated(const rec_t *rc, int from, int to, int want)
+{
+    int p;
+
+    for (p = from; p <= to; p++) {
+        ck_assert_int_eq(rc->saturated[p], want);
+    }
+}
+
+/* Every period from `from` on is in `mode`. */
+static void rec_stays(const rec_t *rc, int from, qc_be_mode_t mode)
+{
+    int p;
+
+    for (p = from; p < rc->n; p++) {
+        ck_assert_int_eq(rc->mode[p], mode);
+    }
+}
+
+/* The first transition from `prev` to `to`, which must come after
+ * period `after`, chosen for `why` (NULL: any reason). */
+static int rec_expect(const rec_t *rc, int after, qc_be_mode_t prev,
+                      qc_be_mode_t to, const char *why)
+{
+    int p = rec_find(rc, 1, prev, to);
+
+    ck_assert_msg(p > after, "no %s to %s after period %d",
+                  qc_be_mode_name(prev), qc_be_mode_name(to), after);
+    if (why) {
+        ck_assert_str_eq(rc->why[p], why);
+    }
+    return p;
+}
+
+/* A run of the CPU-bound site (bound 0.6), loads in multiples of what
+ * the full tree carries: `warm` periods (5 if 0) at `light` (20 req/s
+ * if 0) from a prior `prior` times the true cost, then `load`, from
+ * period `at` on `load1` with every cost `scale` times as high (if not
+ * 0); from period `bg_from` to `bg_to` a job takes `bg` of the CPU. */
+typedef struct {
+    double prior, light, load, load1, scale, bg, noise;
+    int warm, at, bg_from, bg_to, periods;
+} cpu_case_t;
+
+/* Records every period, the warm ones first (index p + warm). */
+static void cpu_run(rec_t *rc, const cpu_case_t *c)
+{
+    double full = COST_FULL + 2e-4;
+    int warm = c->warm ? c->warm : 5, p;
+    rig_t g;
+    cpu_plant_t pl;
+    qc_class_shm_t *cs;
+
+    memset(rc, 0, sizeof(*rc));
+    memset(&pl, 0, sizeof(pl));
+    pl.rng = 101;
+    pl.conn = 2e-4;
+    pl.noise = c->noise;
+    rig_init(&g, pool, c->prior * COST_FULL, 0.6);
+    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+    for (p = -warm; p < c->periods; p++) {
+        double u;
+
+        pl.r = p < 0 ? (c->light > 0.0 ? c->light / full : 20.0)
+               : (c->at > 0 && p >= c->at ? c->load1 : c->load) / full;
+        pl.scale = c->at > 0 && p >= c->at ? c->scale : 0.0;
+        pl.background = p >= c->bg_from && p < c->bg_to ? c->bg : 0.0;
+        u = cpu_period(&pl, cs);
+        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(p + 40) * 1000000);
+        rec_period(rc, &g, u);
+    }
+}
+
+/* A step to 3x the full tree from a prior 10x low. */
+static const cpu_case_t qc_step = { 0.1, 0, 3.0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                    30 };
+/* 1.5x, then 2.5x with every cost 3x: the fit is off by a factor. */
+static const cpu_case_t qc_shrink = { 1.0, 0.1, 1.5, 2.5, 3.0, 0, 0, 0, 10,
+                                      0, 0, 20 };
+/* A job fills the CPU from the start; 60 req/s from period 10. */
+static const cpu_case_t qc_job_traffic = { 1.0, 0.1, 0.0, 0.19, 0, 1.0, 0,
+                                           0, 10, 0, 90, 80 };
+/* 3x, then pages 20% cheaper: the fit takes the fall for a background
+ * that rose (test_robust's cheaper pages). */
+static const cpu_case_t qc_cheaper = { 1.0, 3.0, 3.0, 3.0, 0.8, 0, 0.05, 30,
+                                       1, 0, 0, 60 };
+/* A job of half the CPU on an idle site (the fit learns it), then 2x:
+ * the targets charge half the bound of it, so the CPU reads over. */
+static const cpu_case_t qc_half_job = { 1.0, 0.001, 2.0, 0, 0, 0.5, 0, 10,
+                                        0, -10, 90, 40 };
+/* A job fills the CPU of an idle site from period 5 to 20. */
+static const cpu_case_t qc_job = { 1.0, 0, 0.0, 0, 0, 1.0, 0, 0, 0, 5, 20,
+                                   40 };
+
+/* The queued link (64 KB and 8 KB trees, bound 0.9) read in ticks of a
+ * tenth of a period: light load for 5 periods, then from the fourth
+ * tick of period 0 `load` times what the full tree carries, `after`
+ * times from period `drop`; measured: the link's queue is the
+ * controller's input.  Records the periods; *valved the first period
+ * a tick's valve published the lowest tree in (-1 none). */
+static void link_run(rec_t *rc, double prior, double load, double after,
+                     int drop, int measured, int periods, int *valved)
+{
+    static lq_t lq;
+    plant_t pl = PLANT(20.0, 8192.0, 65536.0);
+    rig_t g;
+    qc_class_shm_t *cs;
+    qc_ctl_input_t in;
+    int p, t;
+
+    memset(rc, 0, sizeof(*rc));
+    memset(&lq, 0, sizeof(lq));
+    rig_init_c(&g, pool, prior * plant_cost(&pl, 2), TRUE_C, 0.9);
+    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
+    *valved = -1;
+    for (p = -5; p < periods; p++) {
+        double u = 0.0;
+
+        for (t = 0; t < 10; t++) {
+            double ut;
+
+            if (p == 0 && t == 3) {
+                pl.r = load / plant_cost(&pl, 2);
+            }
+            if (p == drop && t == 0) {
+                pl.r = after / plant_cost(&pl, 2);
+            }
+            ut = lq_period(&lq, cs, &pl, 2, 0.1);
+            u += ut / 10.0;
+            if (qc_ctl_tick(&g.ctl, 0.1, ut) && *valved < 0) {
+                ck_assert_int_eq(g.ctl.be_mode, QC_BE_LOWEST);
+                ck_assert_str_eq(g.ctl.be_why, "a jump of load saturated "
+                                 "the resource within a period");
+                ck_assert(g.ctl.tick.saturated >= 3);
+                *valved = p;
+            }
+        }
+        in = qc_ctl_input(1.0, u, 0, (apr_int64_t)(p + 10) * 1000000);
+        if (measured) {
+            in.sendq_bytes = lq_left(&lq) / TRUE_B;
+            in.link_bps = 1.0 / TRUE_B;
+        }
+        qc_ctl_step(&g.ctl, in);
+        rec_period(rc, &g, u);
+    }
+}
+
+/* A step to 3x the full tree from a prior 10x low: the model's jump
+ * leaves work queued, which the loop drains below the bound. */
+START_TEST(track_to_drain_on_a_backlog)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_step);
+    rec_print("step to 3x, prior 0.1", &rc);
+    p = rec_expect(&rc, 4, QC_BE_TRACK, QC_BE_DRAIN,
+                   "work queued from an overload");
+    ck_assert_int_eq(p, 5);                 /* the step's period */
+    ck_assert(rc.draining[p]);              /* work queued, modelled */
+    ck_assert(rc.saturated[p]);
+}
+END_TEST
+
+/* The same drain ends at the first unsaturated reading: back to the
+ * model's level at once. */
+START_TEST(drain_to_restart_when_unsaturated)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_step);
+    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_RESTART,
+                   "unsaturated after a drain or the lowest tree");
+    ck_assert(!rc.saturated[p]);
+    ck_assert(rc.saturated[p - 1]);
+    ck_assert(rc.m[p] > 1.0);               /* the model's level, no 503 */
+}
+END_TEST
+
+/* A restart lasts one period; the loop then tracks and holds the bound
+ * for good. */
+START_TEST(restart_to_track_the_next_period)
+{
+    rec_t rc;
+    int p, q;
+
+    cpu_run(&rc, &qc_step);
+    p = rec_expect(&rc, 5, QC_BE_RESTART, QC_BE_TRACK, NULL);
+    rec_stays(&rc, p, QC_BE_TRACK);
+    for (q = rc.n - 10; q < rc.n; q++) {
+        ck_assert(fabs(rc.u[q] - 0.6) < 0.05);
+    }
+}
+END_TEST
+
+/* A job fills the CPU of an idle site: nothing of the server's is under
+ * way, so nothing shed would lower the reading: best effort at the
+ * top, the background's mode. */
+START_TEST(track_to_background_on_a_job_alone)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_job);
+    rec_print("a job fills an idle CPU", &rc);
+    p = rec_expect(&rc, 11, QC_BE_TRACK, QC_BE_BACKGROUND,
+                   "a background saturates the resource alone");
+    rec_saturated(&rc, p - 2, p, 1);
+    ck_assert(rc.m[p] == 2.0);
+}
+END_TEST
+
+/* The job ends: after 3 unsaturated readings the loop tracks again. */
+START_TEST(background_to_track_when_the_job_ends)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_job);
+    p = rec_expect(&rc, 25, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
+    rec_saturated(&rc, p - 2, p, 0);
+    rec_stays(&rc, p, QC_BE_TRACK);
+}
+END_TEST
+
+/* Saturated for 2 periods with no backlog the model knows of, the
+ * arrivals up 1.7x (no loop holding the bound by chance): the model is
+ * off by a factor, and everyone goes to the lowest tree. */
+START_TEST(track_to_lowest_when_saturated_with_nothing_to_drain)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_shrink);
+    rec_print("1.5x, then 2.5x at 3x the costs", &rc);
+    p = rec_expect(&rc, 15, QC_BE_TRACK, QC_BE_LOWEST,
+                   "saturated with nothing left to drain");
+    rec_saturated(&rc, p - 1, p, 1);
+    ck_assert(!rc.draining[p]);
+    ck_assert(rc.m[p - 1] > 1.0);
+    ck_assert(rc.m[p] == 1.0);
+}
+END_TEST
+
+/* ... until the first unsaturated reading: back to the model's level,
+ * calibrated on it; the loop then holds the bound. */
+START_TEST(lowest_to_restart_when_unsaturated)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_shrink);
+    p = rec_expect(&rc, 15, QC_BE_LOWEST, QC_BE_RESTART, NULL);
+    ck_assert(!rc.saturated[p]);
+    ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
+}
+END_TEST
+
+/* A job saturating the CPU alone, then traffic: every 30 s best effort
+ * spends a period at its lowest tree to read the background; it reads
+ * saturated there too, so the job is real and the top is kept. */
+START_TEST(background_to_background_test_every_30_s)
+{
+    rec_t rc;
+    int p, q;
+
+    cpu_run(&rc, &qc_job_traffic);
+    rec_print("a job, then 60 req/s", &rc);
+    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_BG_TEST,
+                   "over the bound, on a fitted background over half of it");
+    rec_saturated(&rc, p - 2, p, 1);
+    ck_assert(rc.m[p - 1] > 1.0);
+    ck_assert(rc.m[p] == 1.0);              /* the lowest tree */
+    q = rec_find(&rc, p + 1, QC_BE_BACKGROUND, QC_BE_BG_TEST);
+    printf("background tests in periods %d and %d\n", p, q);
+    ck_assert_int_ge(q - p, 30);
+}
+END_TEST
+
+/* The test's period read the job at the lowest tree: back to the top
+ * at once. */
+START_TEST(background_test_to_background_at_the_top)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_job_traffic);
+    p = rec_expect(&rc, 15, QC_BE_BG_TEST, QC_BE_BACKGROUND, NULL);
+    ck_assert(rc.saturated[p]);
+    ck_assert(rc.m[p] == 2.0);
+}
+END_TEST
+
+/* A fitted background that is the fit's (pages cheaper under load):
+ * over the bound 3 periods on it, the test reads the lowest tree well
+ * below it, so the loop restarts from the model corrected by it. */
+START_TEST(track_to_background_test_on_a_fitted_background)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_cheaper);
+    rec_print("3x, then pages 20% cheaper", &rc);
+    p = rec_expect(&rc, 30, QC_BE_TRACK, QC_BE_BG_TEST,
+                   "over the bound, on a fitted background over half of it");
+    ck_assert(rc.m[p] == 1.0);
+    ck_assert(rc.u[p - 2] > 0.7 && rc.u[p - 1] > 0.7 && rc.u[p] > 0.7);
+}
+END_TEST
+
+START_TEST(background_test_to_restart_when_it_is_not)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_cheaper);
+    p = rec_expect(&rc, 30, QC_BE_BG_TEST, QC_BE_RESTART, NULL);
+    ck_assert(!rc.saturated[p]);
+    ck_assert(rc.u[p] < 0.6);
+    ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
+    ck_assert(fabs(rc.u[rc.n - 1] - 0.6) < 0.1);
+}
+END_TEST
+
+/* A real background under traffic: the test's period at the lowest
+ * tree reads it, and the loop goes back to where it was. */
+START_TEST(background_test_to_background_when_it_is_real)
+{
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &qc_half_job);
+    rec_print("half the CPU's job, then 2x", &rc);
+    p = rec_expect(&rc, 10, QC_BE_BG_TEST, QC_BE_BACKGROUND,
+                   "the background's test found it real");
+    ck_assert(rc.m[p - 1] == 1.0);
+    ck_assert(fabs(rc.m[p] - rc.m[p - 2]) < 1e-9);
+    ck_assert(rc.u[p] >= 0.5);              /* the job read at the lowest */
+}
+END_TEST
+
+/* ... for one period: the loop then tracks, the test not due again for
+ * 30 s. */
+START_TEST(background_to_track_after_the_test)
+{
+    rec_t rc;
+    int p, q;
+
+    cpu_run(&rc, &qc_half_job);
+    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
+    ck_assert_int_eq(rc.mode[p - 2], QC_BE_BG_TEST);
+    ck_assert(!rc.saturated[p]);
+    q = rec_find(&rc, p, QC_BE_TRACK, QC_BE_BG_TEST);
+    ck_assert(q < 0 || q - (p - 2) >= 30);
+}
+END_TEST
+
+/*
+ * A step from light load on the link, prior 10x low: within the step's
+ * period 3 saturated ticks fire the valve, which sets the lowest mode
+ * (asserted in link_run).  The period's own choice then publishes
+ * track, not lowest (the valve's mode is never published: see the
+ * notes); the first unsaturated period restarts from the model.
+ */
+START_TEST(track_to_lowest_on_a_jump_within_a_period)
+{
+    rec_t rc;
+    int v, p;
+
+    link_run(&rc, 0.1, 3.0, 3.0, 99, 0, 20, &v);
+    rec_print("link, step to 3x, prior 0.1", &rc);
+    ck_assert_int_eq(v, 0);
+    ck_assert_int_eq(rc.mode[5], QC_BE_TRACK);
+    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_RESTART, NULL);
+    ck_assert(!rc.saturated[p]);
+    ck_assert(rc.saturated[p - 1]);
+    ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
+}
+END_TEST
+
+/* At 5x the full tree the lowest tree needs 1.3x the link, its queue
+ * measured: the drain ends after saturated periods whose backlog does
+ * not fall. */
+START_TEST(drain_to_track_when_the_backlog_does_not_fall)
+{
+    rec_t rc;
+    int v, p;
+
+    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
+    rec_print("link, 5x then 1x, measured", &rc);
+    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_TRACK, NULL);
+    ck_assert(rc.saturated[p]);
+    ck_assert(!rc.draining[p]);
+}
+END_TEST
+
+/* ... then, saturated at the lowest tree for 3 s with the queue not
+ * draining, the level the measured bytes say the link carries. */
+START_TEST(track_to_overflow_when_the_link_does_not_drain)
+{
+    rec_t rc;
+    int v, p, q;
+
+    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
+    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_OVERFLOW,
+                   "the link's queue does not drain at the lowest tree");
+    rec_saturated(&rc, p - 3, p, 1);
+    for (q = p - 3; q <= p; q++) {
+        ck_assert(rc.m[q - 1] <= 1.0);      /* at the lowest tree */
+    }
+    for (q = p + 8; q < 25; q++) {          /* refusing, never all */
+        ck_assert(rc.m[q] > 0.1 && rc.m[q] < 1.0);
+    }
+}
+END_TEST
+
+/* The load falls to what the full tree carries: the queue drains, and
+ * the first unsaturated period restarts from the model. */
+START_TEST(overflow_to_restart_when_the_load_falls)
+{
+    rec_t rc;
+    int v, p;
+
+    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
+    p = rec_expect(&rc, 25, QC_BE_OVERFLOW, QC_BE_RESTART, NULL);
+    ck_assert(!rc.saturated[p]);
+    ck_assert(rc.m[p] > 1.0);
+    ck_assert_int_eq(rc.mode[rc.n - 1], QC_BE_TRACK);
+    ck_assert(fabs(rc.u[rc.n - 1] - 0.9) < 0.05);
+}
+END_TEST
+
+/*
+ * KNOWN BUG (not in the suite; run with QC_KNOWN_BUGS=1): a job taking
+ * 0.55 of the CPU starts under 2x the full tree's traffic.  The lowest
+ * tree plus the job read 0.73, over the 0.6 bound but far from
+ * saturated, and the fit, taught no idle period, puts the job in the
+ * requests' costs (d 0.07, too little for the background's test).
+ * Refusing lowers the reading by 0.03, so relief opens, and best effort
+ * then cycles: the level falls 1.00, 0.97, 0.93, then 0.43 (57% of a
+ * period's requests refused), back to 1.00, every 4 periods, about 15%
+ * of all requests refused for good against doc/control.md's "load the
+ * server does not cause is not shed by refusing its own requests".
+ */
+START_TEST(known_bug_a_job_under_traffic_is_shed_in_bursts)
+{
+    static const cpu_case_t job = { 1.0, 0, 2.0, 0, 0, 0.55, 0, 0, 0, 10,
+                                    90, 60 };
+    double refused = 0.0;
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &job);
+    rec_print("a job of 0.55 under 2x", &rc);
+    for (p = 25; p < rc.n; p++) {
+        refused += rc.refused[p] / (rc.n - 25);
+    }
+    printf("a job of 0.55 under 2x: %.1f%% refused\n", 100.0 * refused);
+    ck_assert(refused <= 0.01);
+}
+END_TEST
+
+int main(void)
+{
+    const TTest *const tests[] = {
+        track_to_drain_on_a_backlog,
+        drain_to_restart_when_unsaturated,
+        restart_to_track_the_next_period,
+        track_to_background_on_a_job_alone,
+        background_to_track_when_the_job_ends,
+        track_to_lowest_when_saturated_with_nothing_to_drain,
+        lowest_to_restart_when_unsaturated,
+        background_to_background_test_every_30_s,
+        background_test_to_background_at_the_top,
+        background_test_to_background_when_it_is_real,
+        background_to_track_after_the_test,
+        track_to_background_test_on_a_fitted_background,
+        background_test_to_restart_when_it_is_not,
+        track_to_lowest_on_a_jump_within_a_period,
+        drain_to_track_when_the_backlog_does_not_fall,
+        track_to_overflow_when_the_link_does_not_drain,
+        overflow_to_restart_when_the_load_falls
+    };
+    const TTest *const bugs[] = {
+        known_bug_a_job_under_traffic_is_shed_in_bursts
+    };
+
+    if (getenv("QC_KNOWN_BUGS")) {
+        return qc_test_main("qc_modes_known_bugs", bugs, 1, &pool);
+    }
+    return qc_test_main("qc_modes", tests,
+                        sizeof(tests) / sizeof(tests[0]), &pool);
+}
