@@ -397,11 +397,9 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         }
     }
     if (qc_pi_output(&ctl->be) > m_b && !restored) {
-        double cap = qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
-                                    cfg->bound - (ctl->be_target - target));
-
-        qc_pi_hold_ceiling(&ctl->be, cap > m_b ? cap : m_b);
-        qc_pi_hold_ceiling(&ctl->be, qc_pi_up_limit(m_b, lowest, lowest));
+        qc_hold_up(&ctl->be, m_b, lowest,
+                   qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
+                                  cfg->bound - (ctl->be_target - target)));
     }
     /* Refusing asks the target for the offered load, not the drain's:
      * a queue left by an overshoot is no load the lowest tree cannot
