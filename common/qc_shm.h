@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  16u
+#define QC_SHM_VERSION  17u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -140,6 +140,7 @@ typedef struct {
      * to relieve (qc_relief.h's state), this period. */
     volatile apr_uint32_t be_mode;
     volatile apr_uint32_t relief_state;
+    volatile apr_uint32_t be_why;       /* qc_be_mode.h's qc_be_why_t */
     volatile apr_uint64_t u_measured_bits;
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
     volatile apr_uint64_t u_best_effort_target_bits;

@@ -20,7 +20,24 @@ typedef enum {
     QC_BE_NMODES
 } qc_be_mode_t;
 
+/* What chose the mode (qc_be_choose, qc_ctl_valve). */
+typedef enum {
+    QC_BE_WHY_START,        /* no period yet */
+    QC_BE_WHY_MODEL,        /* track: the model and the PI */
+    QC_BE_WHY_BACKLOG,      /* drain */
+    QC_BE_WHY_QUEUE,        /* overflow */
+    QC_BE_WHY_SATURATED,    /* lowest, at the period */
+    QC_BE_WHY_VALVE,        /* lowest, within the period */
+    QC_BE_WHY_UNSATURATED,  /* restart */
+    QC_BE_WHY_ALONE,        /* background: it saturates alone */
+    QC_BE_WHY_REAL,         /* background: the test found it real */
+    QC_BE_WHY_TEST,         /* background-test */
+    QC_BE_NWHYS
+} qc_be_why_t;
+
 /* "track", "drain", ...; "?" out of range. */
 const char *qc_be_mode_name(unsigned mode);
+/* A line saying why; "?" out of range. */
+const char *qc_be_why_text(unsigned why);
 
 #endif /* QC_BE_MODE_H */

@@ -138,7 +138,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     qc_relief_init(&ctl->relief);
     ctl->sat.waiting_prev = -1.0;
     ctl->be_mode = QC_BE_TRACK;
-    ctl->be_why = "";
+    ctl->be_why = QC_BE_WHY_START;
     ctl->tick.upper = qc_ctl_upper_arrivals(ctl);
     ctl->tick.valves = apr_atomic_read32(&q->valve_firings);
     ctl->tick.surge_seen = apr_atomic_read64(&q->surge_arrived);

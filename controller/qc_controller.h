@@ -216,7 +216,7 @@ typedef struct {
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
     qc_be_mode_t be_mode;       /* its mode this period, and why */
-    const char *be_why;
+    qc_be_why_t be_why;
     double be_target;
     qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
     /* Best effort's arrivals/s at the last period and their change then

@@ -250,6 +250,24 @@ const char *qc_be_mode_name(unsigned mode)
     return mode < QC_BE_NMODES ? names[mode] : "?";
 }
 
+const char *qc_be_why_text(unsigned why)
+{
+    static const char *const texts[QC_BE_NWHYS] = {
+        "no period yet",
+        "the model and the PI",
+        "work queued from an overload",
+        "the link's queue does not drain at the lowest tree",
+        "saturated with nothing left to drain",
+        "a jump of load saturated the resource within a period",
+        "unsaturated after a drain or the lowest tree",
+        "a background saturates the resource alone",
+        "the background's test found it real",
+        "over the bound, on a fitted background over half of it"
+    };
+
+    return why < QC_BE_NWHYS ? texts[why] : "?";
+}
+
 /*
  * The transition function: best effort's mode for the period just read,
  * first match wins; *why says what chose it.  m_over: the overflow's
@@ -257,41 +275,41 @@ const char *qc_be_mode_name(unsigned mode)
  */
 static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
                                  double lowest, double target,
-                                 double m_over, const char **why)
+                                 double m_over, qc_be_why_t *why)
 {
     int saturated = ctl->reading.saturated;
 
     if (m_over >= 0.0) {
-        *why = "the link's queue does not drain at the lowest tree";
+        *why = QC_BE_WHY_QUEUE;
         return QC_BE_OVERFLOW;
     }
     if (qc_be_test_due(ctl, m_b, lowest)) {
-        *why = "over the bound, on a fitted background over half of it";
+        *why = QC_BE_WHY_TEST;
         return QC_BE_BG_TEST;
     }
     if (ctl->bg.full) {
-        *why = "a background saturates the resource alone";
+        *why = QC_BE_WHY_ALONE;
         return QC_BE_BACKGROUND;
     }
     if (ctl->bg.restore > 0.0) {
-        *why = "the background's test found it real";
+        *why = QC_BE_WHY_REAL;
         return QC_BE_BACKGROUND;
     }
     if (ctl->sat.restart && !saturated && !ctl->tick.valved) {
-        *why = "unsaturated after a drain or the lowest tree";
+        *why = QC_BE_WHY_UNSATURATED;
         return QC_BE_RESTART;
     }
     if (saturated && !ctl->sat.draining
         && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
         && !qc_was_holding(ctl, target, m_b)) {
-        *why = "saturated with nothing left to drain";
+        *why = QC_BE_WHY_SATURATED;
         return QC_BE_LOWEST;
     }
     if (ctl->sat.draining) {
-        *why = "work queued from an overload";
+        *why = QC_BE_WHY_BACKLOG;
         return QC_BE_DRAIN;
     }
-    *why = "the model and the PI";
+    *why = QC_BE_WHY_MODEL;
     return QC_BE_TRACK;
 }
 
@@ -396,6 +414,12 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
             }
         }
     }
+    if (ctl->tick.valved && ctl->be_mode == QC_BE_TRACK) {
+        /* The valve sent the loop to the lowest tree within the period,
+         * and it goes on from there: the period is the valve's. */
+        ctl->be_mode = QC_BE_LOWEST;
+        ctl->be_why = QC_BE_WHY_VALVE;
+    }
     if (qc_pi_output(&ctl->be) > m_b && !restored) {
         qc_hold_up(&ctl->be, m_b, lowest,
                    qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
@@ -472,7 +496,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     }
     qc_be_to_lowest(ctl, lowest);
     ctl->be_mode = QC_BE_LOWEST;
-    ctl->be_why = "a jump of load saturated the resource within a period";
+    ctl->be_why = QC_BE_WHY_VALVE;
     ctl->tick.valved = 1;
     ctl->tick.valves++;
     for (i = 0; i < cfg->nvs; i++) {

@@ -102,6 +102,7 @@ void qc_ctl_publish_levels(qc_ctl_t *ctl)
                      qc_dbits(qc_pi_output(&ctl->be)));
     apr_atomic_set32(&cfg->shm->valve_firings, (apr_uint32_t)ctl->tick.valves);
     apr_atomic_set32(&cfg->shm->be_mode, (apr_uint32_t)ctl->be_mode);
+    apr_atomic_set32(&cfg->shm->be_why, (apr_uint32_t)ctl->be_why);
 }
 
 /* A sample of the status page's history (qc_shm.h), at most one a
@@ -232,7 +233,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
                    "drop_ratio\tsent_backlog\toverflow\tlink_overhead\t"
-                   "relief\tmode\n");
+                   "relief\tmode\twhy\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -241,7 +242,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
                        "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
-                       "%.3g\t%.0f\t%d\t%d\n",
+                       "%.3g\t%.0f\t%d\t%d\t%s\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -253,7 +254,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->cp.est.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
                        ctl->ovf.overhead, (int)ctl->relief.state,
-                       (int)ctl->be_mode);
+                       (int)ctl->be_mode, qc_be_why_text(ctl->be_why));
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {
