@@ -109,6 +109,8 @@ typedef struct {
                          * or more since the last period */
     double served;      /* replies/s over every class, and bytes/s and */
     double w, r_rej;    /* refusals/s: what the fit's sample sums */
+    int whose;          /* whose load it shows, for the calibration
+                         * (QC_CALIB_*: qc_ctl_classify_load) */
 } qc_reading_t;
 
 /* Saturation, and the backlog it leaves (qc_ctl_policy.c). */

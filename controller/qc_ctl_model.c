@@ -64,7 +64,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     qc_bg_after_fit(ctl, floor);
     qc_ctl_model_from_rls(ctl);
     /* Last period's decided load in the new model's terms: a change of
-     * the fit is no change of the load (qc_reading). */
+     * the fit is no change of the load (qc_ctl_classify_load). */
     u_old = qc_decided_load(ctl, &before);
     u_new = qc_decided_load(ctl, &ctl->model);
     if (u_old >= QC_CALIB_MIN_LOAD && u_new >= QC_CALIB_MIN_LOAD) {

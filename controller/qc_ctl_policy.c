@@ -271,27 +271,6 @@ static void qc_check_resource(qc_ctl_t *ctl)
 }
 
 /*
- * Whose load this period's reading shows (QC_CALIB_*): a drain's
- * backlog's as much as this period's; and a period whose decided load
- * jumped (a step) is read by a sensor that still lags it: a fall says
- * nothing of the scale, a rise bounds it from below.
- */
-static int qc_reading(const qc_ctl_t *ctl, double u_model)
-{
-    if (ctl->sat.draining || ctl->sat.drained || ctl->tick.valved_last) {
-        return QC_CALIB_OLD;
-    }
-    if (ctl->tick.valved) {
-        /* what it decided before the valve was still queued */
-        return QC_CALIB_RISING;
-    }
-    if (!qc_jumped(u_model, ctl->prev_u_model, QC_CALIB_MIN_LOAD)) {
-        return QC_CALIB_OWN;
-    }
-    return u_model > ctl->prev_u_model ? QC_CALIB_RISING : QC_CALIB_OLD;
-}
-
-/*
  * The rate of requests above the lowest trees the new levels should
  * decide at this period's arrival rates: the valve's reference.  The
  * rate counted in the period is no reference alone: when the valve cut
@@ -347,9 +326,9 @@ void qc_ctl_policy(qc_ctl_t *ctl)
      * restart waits for the first unsaturated period after the drain. */
     ctl->sat.restart = !draining && (ctl->sat.drained || ctl->sat.restart);
     ctl->sat.draining = draining;
+    qc_ctl_classify_load(ctl, u_model);
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    qc_reading(ctl, u_model), expected_over,
-                    QC_PI_SATURATED);
+                    ctl->reading.whose, expected_over, QC_PI_SATURATED);
     qc_note_unsaturated(ctl, u_model);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {

@@ -35,6 +35,8 @@ void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
 void qc_ctl_sense(qc_ctl_t *ctl, double dt);
 /* The period's reading classified (qc_reading_t), after qc_ctl_sense. */
 void qc_ctl_classify(qc_ctl_t *ctl);
+/* ...and whose load it shows, for the calibration (reading.whose). */
+void qc_ctl_classify_load(qc_ctl_t *ctl, double u_model);
 /* Did a quantity change by half or more since the last period, at or
  * above `least` (below it, noise)? */
 int qc_jumped(double now, double prev, double least);

@@ -203,3 +203,30 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
         }
     }
 }
+
+/*
+ * Whose load this period's reading shows (QC_CALIB_*), once the model's
+ * load of what was decided (u_model) and the drain are known: a drain's
+ * backlog's as much as this period's; and a period whose decided load
+ * jumped (a step) is read by a sensor that still lags it: a fall says
+ * nothing of the scale, a rise bounds it from below.
+ */
+static int qc_whose(const qc_ctl_t *ctl, double u_model)
+{
+    if (ctl->sat.draining || ctl->sat.drained || ctl->tick.valved_last) {
+        return QC_CALIB_OLD;
+    }
+    if (ctl->tick.valved) {
+        /* what it decided before the valve was still queued */
+        return QC_CALIB_RISING;
+    }
+    if (!qc_jumped(u_model, ctl->prev_u_model, QC_CALIB_MIN_LOAD)) {
+        return QC_CALIB_OWN;
+    }
+    return u_model > ctl->prev_u_model ? QC_CALIB_RISING : QC_CALIB_OLD;
+}
+
+void qc_ctl_classify_load(qc_ctl_t *ctl, double u_model)
+{
+    ctl->reading.whose = qc_whose(ctl, u_model);
+}
