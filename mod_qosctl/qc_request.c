@@ -214,9 +214,11 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
     apr_uint64_t mask;
     int heavy, spread;
 
-    /* An integral m gives every request the same tree. */
+    /* An integral m gives every request the same tree, but for the rest
+     * of a page its connection keeps. */
     if ((m_fx % QC_LEVEL_ONE) == 0) {
-        return qc_level_pick_fx(m_fx, c->levels, 0.0);
+        return kept >= 0 ? (unsigned)kept
+                         : qc_level_pick_fx(m_fx, c->levels, 0.0);
     }
     /* A heavy key shares its bucket with a 64th of everyone else, who
      * must keep their trees: only the key the bucket's requests vote
@@ -256,9 +258,9 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
 typedef struct {
     const qc_slot_t *slot;
     double n;
-    apr_time_t since;           /* the page began */
     apr_time_t last;            /* the connection's last request */
     apr_uint32_t m0_fx;
+    unsigned run;               /* the page's requests so far */
     unsigned cls;
     unsigned level;
 } qc_kept_t;
@@ -269,7 +271,8 @@ static void qc_kept_set(qc_kept_t *k, const request_rec *r,
 {
     k->slot = c->slot;
     k->n = n;
-    k->since = k->last = r->request_time;
+    k->last = r->request_time;
+    k->run = 0;
     k->m0_fx = m_fx;
     k->cls = (unsigned)rq->cls;
     k->level = level;
@@ -294,12 +297,9 @@ static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
     gap = (double)(r->request_time - k->last) / APR_USEC_PER_SEC;
     k->last = r->request_time;
     if (k->slot == c->slot && k->cls == (unsigned)rq->cls && k->n == n
-        && qc_level_keeps(k->m0_fx, m_fx, c->levels, k->level,
-                          (double)(r->request_time - k->since)
-                          / APR_USEC_PER_SEC, gap)) {
-        if (gap >= QC_KEEP_GAP) {
-            k->since = r->request_time;     /* a new page */
-        }
+        && qc_level_keeps(k->m0_fx, m_fx, c->levels, k->level, k->run,
+                          gap)) {
+        k->run = gap < QC_KEEP_GAP ? k->run + 1 : 0;    /* or a new page */
         return (int)k->level;
     }
     return -1;

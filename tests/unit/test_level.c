@@ -678,21 +678,21 @@ START_TEST(keep_while_the_level_holds)
                               qc_level_to_fx(0.95, 2), 2, 1, QC_KEEP_RUN, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.95, 2),
                               qc_level_to_fx(2.0, 2), 2, 2, QC_KEEP_RUN, QC_KEEP_GAP));
-    /* within a page (requests back to back, for at most
-     * QC_KEEP_RUN), whatever m does above 1: a step met half way
-     * through a page, at the top too */
+    /* within a page (requests back to back, at most QC_KEEP_RUN of
+     * them), whatever m does above 1: a step met half way through a
+     * page, at the top too */
     ck_assert(qc_level_keeps(qc_level_to_fx(1.9, 2),
-                             qc_level_to_fx(1.2, 2), 2, 2, 0.0, 0.0));
+                             qc_level_to_fx(1.2, 2), 2, 2, 0, 0.0));
     ck_assert(qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
-                             QC_KEEP_RUN / 2, QC_KEEP_GAP / 2));
+                             QC_KEEP_RUN - 1, QC_KEEP_GAP / 2));
     ck_assert(!qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
                               QC_KEEP_RUN, 0.0));
     ck_assert(!qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
-                              0.0, QC_KEEP_GAP));
+                              0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.9, 2),
-                              qc_level_to_fx(0.9, 2), 2, 2, 0.0, 0.0));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 0, 0.0, 0.0));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 4, 0.0, 0.0));
+                              qc_level_to_fx(0.9, 2), 2, 2, 0, 0.0));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 0, 0, 0.0));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 4, 0, 0.0));
 }
 END_TEST
 
@@ -716,7 +716,7 @@ START_TEST(kept_connections_pay_the_balance)
 
         for (k = 0; k < 11; k++) {
             if (k > 0) {
-                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv, 0.0, 0.0));
+                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv, 0, 0.0));
                 qc_level_pay(m_fx, share_fx, 2, lv, qc_test_balance_add,
                              &balance);
             }
