@@ -423,6 +423,7 @@ def normalize(model, raw, scheduled=None):
                 out[k] = float(raw.get(k, 0))
             out["good"] = out["pages_ok"]
             out["page_ms"] = list(raw.get("page_ms", []))
+            out["mixed"] = list(raw.get("mixed", []))
             out["cut"] = float(raw.get("cut", 0))
     out["raw"] = raw
     return out
@@ -460,6 +461,7 @@ def derived(m, seconds):
     if m.get("model") == "browser":
         out.update(pages_ok=m.get("pages_ok"),
                    pages_mixed=m.get("pages_mixed"),
+                   mixed=m.get("mixed", []),
                    page_p95_ms=qcmetrics.percentile(m.get("page_ms", []),
                                                     95))
     return out

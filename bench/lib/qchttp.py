@@ -311,6 +311,7 @@ class Browser:
         self.sizes = [plan["sizes"].get(u, [None, None]) for u in self.uris]
         self.n = collections.Counter()
         self.page_ms, self.loop, self.end = [], None, None
+        self.mixed = []             # (s into the run, trees) of each
 
     def tree(self, i, size, heads):
         """Which tree a 2xx reply of uri i came from: by its size, or for
@@ -367,6 +368,9 @@ class Browser:
             self.page_ms.append((self.loop.time() - t0) * 1e3)
         if "full" in got and "degraded" in got:
             self.n["pages_mixed"] += 1
+            self.mixed.append((round(t0 - self.t0, 3),
+                               "".join(g[0] if isinstance(g, str) else "x"
+                                       for g in got)))
 
     async def session(self, start, source, thinks):
         await asyncio.sleep(max(0.0, self.t0 + start - self.loop.time()))
@@ -404,6 +408,7 @@ class Browser:
         out["page_ms_p50"] = percentile(self.page_ms, 50)
         out["page_ms_p95"] = percentile(self.page_ms, 95)
         out["page_ms"] = [round(ms, 2) for ms in self.page_ms]
+        out["mixed"] = self.mixed
         return out
 
 
