@@ -249,16 +249,19 @@ void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
  * calibration searched up while saturated nor a load the calibration
  * cannot tell from theirs (another job's, with no idle period to learn
  * it from) has a load refused that the lowest tree carries; and where
- * a 503 costs well under a page.  (No traffic: nothing to decide, the
- * PI's own rules hold.) */
+ * a 503 costs well under a page.  Nor where the fitted background alone
+ * saturates the resource: no refusal unsaturates it.  (No traffic:
+ * nothing to decide, the PI's own rules hold.) */
 int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
                     double u1, double target, double own)
 {
     /* The link's queue not draining at the lowest tree measures what
      * the prices could only bound: that tree's load is over the link's. */
     return r <= 0.0
-           || ((qc_overflowing(ctl)
-                || (ctl->calib.k * u1 > target && u1 > fmax(own, target)))
+           || (ctl->model.d < QC_PI_SATURATED
+               && (qc_overflowing(ctl)
+                   || (ctl->calib.k * u1 > target
+                       && u1 > fmax(own, target)))
                && u0 < QC_REJECT_SAVES * u1);
 }
 

@@ -549,6 +549,45 @@ START_TEST(a_job_under_traffic_is_not_shed)
 }
 END_TEST
 
+/*
+ * A job that fills the CPU from before the first request (the fit
+ * learns it as the background, d about 1), then traffic at 3x the full
+ * tree: no refusal can unsaturate the CPU, so none is made.
+ */
+START_TEST(a_job_that_saturates_alone_is_never_refused_for)
+{
+    static const cpu_case_t job = { 1.0, 0.1, 0.0, 3.0, 0, 1.0, 0, 0, 10,
+                                    -10, 90, 60 };
+    double refused = 0.0;
+    rec_t rc;
+    int p;
+
+    cpu_run(&rc, &job);
+    rec_print("a job filling the CPU, then 3x", &rc);
+    for (p = 10; p < rc.n; p++) {
+        refused += rc.refused[p] / (rc.n - 10);
+    }
+    printf("a job filling the CPU, then 3x: %.1f%% refused\n",
+           100.0 * refused);
+    ck_assert(refused <= 0.01);
+}
+END_TEST
+
+/* The rule itself: a lowest tree loading the CPU 2.0 against a target
+ * of 0.3 needs refusing, unless the fitted background alone saturates
+ * it. */
+START_TEST(no_refusal_helps_under_a_saturating_background)
+{
+    rig_t g;
+
+    rig_init(&g, pool, COST_FULL, 0.6);
+    g.ctl.model.d = 0.2;
+    ck_assert(qc_reject_helps(&g.ctl, 5000.0, 0.1, 2.0, 0.3, 0.3));
+    g.ctl.model.d = 0.99;
+    ck_assert(!qc_reject_helps(&g.ctl, 5000.0, 0.1, 2.0, 0.3, 0.3));
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -569,7 +608,9 @@ int main(void)
         drain_to_track_when_the_backlog_does_not_fall,
         track_to_overflow_when_the_link_does_not_drain,
         overflow_to_restart_when_the_load_falls,
-        a_job_under_traffic_is_not_shed
+        a_job_under_traffic_is_not_shed,
+        a_job_that_saturates_alone_is_never_refused_for,
+        no_refusal_helps_under_a_saturating_background
     };
 
     return qc_test_main("qc_modes", tests,
