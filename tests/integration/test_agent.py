@@ -26,7 +26,7 @@ from conftest import make_site
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__),
                                 "..", "..", "bench", "lib"))
-from qcdrip import Drip  # noqa: E402  (bench/soak's slow agent clients)
+from qcdrip import Drip, agent_reply  # noqa: E402  (bench/soak's)
 
 T = 0.25
 wait_for = qcharness.wait_for
@@ -46,18 +46,7 @@ def base(aport, extra="", trees="/degraded /full", listen="127.0.0.1:%d"):
 
 
 def ask(port, send=b"", timeout=10):
-    """One agent check, as HAProxy makes it: connect, send agent-send
-    (if any), read the reply line."""
-    with socket.create_connection(("127.0.0.1", port), timeout) as s:
-        if send:
-            s.sendall(send)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(256)
-            if not chunk:
-                break
-            data += chunk
-    return data.decode("ascii", "replace")
+    return agent_reply(port, send, timeout).decode("ascii", "replace")
 
 
 def weight(port, send=b""):
