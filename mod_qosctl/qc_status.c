@@ -116,13 +116,25 @@ const qc_warning_t qc_warnings[] = {
 const unsigned qc_nwarnings = sizeof(qc_warnings)
                                / sizeof(qc_warnings[0]);
 
-/* The i-th host, or NULL when the view leaves it out. */
-const qc_server_conf *qc_shown(const qc_global_view_t *g, int i)
+int qc_next_host(qc_walk_t *w)
 {
-    const qc_server_conf *c = APR_ARRAY_IDX(qc_rt.servers, i,
-                                            qc_server_conf *);
+    while (++w->i < qc_rt.servers->nelts) {
+        w->c = APR_ARRAY_IDX(qc_rt.servers, w->i, qc_server_conf *);
+        if (w->g->only == NULL || w->g->only == w->c) {
+            w->cls = 0;
+            return 1;
+        }
+    }
+    w->c = NULL;
+    return 0;
+}
 
-    return g->only == NULL || g->only == c ? c : NULL;
+int qc_next_class(qc_walk_t *w)
+{
+    if (w->c && ++w->cls < QC_NCLASSES) {
+        return 1;
+    }
+    return qc_next_host(w);
 }
 
 static void qc_global_view(qc_global_view_t *g)

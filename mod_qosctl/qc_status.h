@@ -90,7 +90,24 @@ typedef struct {
     apr_time_t t[QC_HIST_LEN];
 } qc_history_t;
 
-const qc_server_conf *qc_shown(const qc_global_view_t *g, int i);
+/*
+ * The hosts a view shows, in configuration order, and their classes:
+ *     qc_walk_t w = QC_WALK(g);
+ *     while (qc_next_host(&w)) ... w.c ...
+ * or, every shown host's every class in turn,
+ *     while (qc_next_class(&w)) ... w.c, w.cls ...
+ */
+typedef struct {
+    const qc_global_view_t *g;
+    int i;                      /* of w.c in qc_rt.servers */
+    int cls;
+    const qc_server_conf *c;    /* NULL: before the first, past the last */
+} qc_walk_t;
+
+#define QC_WALK(g) ((qc_walk_t){ (g), -1, 0, NULL })
+int qc_next_host(qc_walk_t *w);
+int qc_next_class(qc_walk_t *w);
+
 void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v);
 double qc_metric(const qc_class_view_t *v, const qc_metric_t *m);
 const char *qc_tree_name(const qc_server_conf *c, unsigned k);
