@@ -14,7 +14,7 @@
 #include "apr_strings.h"
 
 #include "mod_qosctl.h"
-#include "qc_status.h"
+#include "qc_status_render.h"
 
 /* What a class would have got, read once from shared memory. */
 typedef struct {

@@ -15,7 +15,7 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "qc_status.h"
+#include "qc_status_render.h"
 #include "qc_watch.h"
 
 static const char qc_html_style[] =

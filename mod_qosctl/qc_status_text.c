@@ -11,7 +11,7 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "qc_status.h"
+#include "qc_status_render.h"
 #include "qc_watch.h"
 
 /*
@@ -46,28 +46,6 @@ static void qc_json_str(request_rec *r, const char *s)
         }
     }
     ap_rputc('"', r);
-}
-
-/* Label values escape backslash, double quote and newline. */
-const char *qc_prom_label(apr_pool_t *p, const char *s)
-{
-    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
-
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') {
-            *o++ = '\\';
-            *o++ = *s;
-        }
-        else if (*s == '\n') {
-            *o++ = '\\';
-            *o++ = 'n';
-        }
-        else {
-            *o++ = *s;
-        }
-    }
-    *o = '\0';
-    return out;
 }
 
 /* A key (with its punctuation) and a number. */
