@@ -13,7 +13,7 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_status_render.h"
 
 /* What a class would have got, read once from shared memory. */

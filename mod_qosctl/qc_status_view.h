@@ -9,7 +9,7 @@
 #define QC_STATUS_VIEW_H
 
 #include "httpd.h"
-#include "mod_qosctl.h"
+#include "qc_module.h"
 
 extern const char *const qc_class_names[QC_NCLASSES];
 
