@@ -380,6 +380,21 @@ def parent_pid(pid):
         return None
 
 
+def controller(a):
+    """The controller's part of a's JSON status."""
+    return a.status_json()["controller"]
+
+
+def fresh_controller(a, period, not_pid=None):
+    """The controller's status if one (other than not_pid) beat within
+    two periods and a does not fail open, else None (for wait_for)."""
+    c = controller(a)
+    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
+            and c["age_seconds"] < 2 * period and not c["fail_open"]:
+        return c
+    return None
+
+
 def alive(pid):
     """pid exists and is not a zombie (False once /proc forgets it)."""
     try:

@@ -80,6 +80,16 @@ class Server(qcharness.Apache):
         raise KeyError(key_prefix)
 
 
+@pytest.fixture(scope="module")
+def apache():
+    """One unstarted Apache over make_site() for a module's tests, each
+    writing its own configuration (a module may define its own)."""
+    a = qcharness.Apache()
+    make_site(a.docroot)
+    yield a
+    a.cleanup()
+
+
 @pytest.fixture
 def server_factory():
     made = []

@@ -11,6 +11,7 @@ reach the same code (tests/unit/test_agent.c).  Nothing here is timed:
 HAProxy's state is polled until it shows what is asserted.
 """
 
+import functools
 import os
 import re
 import signal
@@ -55,8 +56,8 @@ def weight(port, send=b""):
     return int(m.group(1))
 
 
-def controller(a):
-    return a.status_json()["controller"]
+controller = qcharness.controller
+fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
@@ -199,14 +200,6 @@ def test_a_port_alone_listens_on_loopback_only(apache):
 
 
 # -- clients that send slowly hold up nothing --------------------------------
-
-def fresh_controller(a, not_pid=None):
-    c = controller(a)
-    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
-            and c["age_seconds"] < 2 * T and not c["fail_open"]:
-        return c
-    return None
-
 
 def test_dripping_clients_hold_up_neither_checks_nor_the_watchdog(apache):
     """100 connections that each send a byte every 15 ms: an honest

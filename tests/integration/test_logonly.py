@@ -27,14 +27,6 @@ LOG = ("LogFormat \"%U %>s %{qosctl}n\" qc\n"
        "CustomLog reasons.log qc\n")
 
 
-@pytest.fixture(scope="module")
-def apache():
-    a = qcharness.Apache()
-    make_site(a.docroot)
-    yield a
-    a.cleanup()
-
-
 @pytest.mark.parametrize("value", ["On", "on", "OFF", "Off", "LogOnly",
                                    "logonly", "LOGONLY", "logOnly"])
 def test_directive_takes_on_off_logonly_in_any_case(apache, value):

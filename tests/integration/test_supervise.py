@@ -10,6 +10,7 @@ supervisor whose beat stood still 5 s, looking every ten seconds
 (qc_watch.c).
 """
 
+import functools
 import os
 import pwd
 import re
@@ -33,16 +34,8 @@ wait_for = qcharness.wait_for
 alive = qcharness.alive
 
 
-def controller(a):
-    return a.status_json()["controller"]
-
-
-def fresh_controller(a, not_pid=None):
-    c = controller(a)
-    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
-            and c["age_seconds"] < 2 * T and not c["fail_open"]:
-        return c
-    return None
+controller = qcharness.controller
+fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
