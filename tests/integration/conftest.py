@@ -91,6 +91,23 @@ def apache():
 
 
 @pytest.fixture
+def site_factory():
+    """Unstarted Apaches over make_site(), made with qcharness.Apache's
+    arguments, cleaned up after the test."""
+    made = []
+
+    def make(**kw):
+        a = qcharness.Apache(**kw)
+        make_site(a.docroot)
+        made.append(a)
+        return a
+
+    yield make
+    for a in made:
+        a.cleanup()
+
+
+@pytest.fixture
 def server_factory():
     made = []
 

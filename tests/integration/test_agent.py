@@ -23,7 +23,6 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__),
                                 "..", "..", "bench", "lib"))
@@ -61,23 +60,17 @@ fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", trees="/degraded /full", listen="127.0.0.1:%d",
              **kw):
         aport = qcharness.free_port()
-        a = qcharness.Apache(extra=base(aport, extra, trees, listen), **kw)
+        a = site_factory(extra=base(aport, extra, trees, listen), **kw)
         a.aport = aport
-        make_site(a.docroot)
-        made.append(a)
         a.start()
         assert wait_for(lambda: controller(a)["periods"] >= 2)
         return a
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 def test_idle_server_answers_a_weight_and_maxconn(apache):

@@ -41,19 +41,12 @@ fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", **kw):
         kw.setdefault("cpus", "0")
-        a = qcharness.Apache(extra=BASE + extra, **kw)
-        make_site(a.docroot)
-        made.append(a)
-        return a.start()
+        return site_factory(extra=BASE + extra, **kw).start()
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 class Client(threading.Thread):

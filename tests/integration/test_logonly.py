@@ -18,7 +18,6 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 from test_controller import (linkbed, read_log, shaped_apache,  # noqa: F401
                              start_shaped)
 

@@ -21,7 +21,6 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 
 T = 0.25
 HUNG_AFTER = 15.0
@@ -39,23 +38,17 @@ fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", before_start=None, **kw):
         kw.setdefault("cpus", "0")
-        a = qcharness.Apache(extra=BASE + extra, **kw)
-        make_site(a.docroot)
-        made.append(a)
+        a = site_factory(extra=BASE + extra, **kw)
         if before_start:
             # A file planted after the admin's `apachectl -t`, which
             # refuses it (test_config_errors): what a start does.
             before_start(a)
         return a.start(config_test=before_start is None)
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 # -- QosCtlLog and QosCtlStateFile are not followed through a symlink --------
