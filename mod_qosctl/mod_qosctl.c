@@ -9,7 +9,7 @@
  * by choosing, per virtual server and client class, a level m in [0, M];
  * the request path serves each client from one of M content trees of
  * decreasing quality, or rejects it at level 0.  This file wires the
- * hooks together; the work is in the files named in mod_qosctl.h.
+ * hooks together; the work is in the files named in qc_module.h.
  */
 
 #include "httpd.h"
@@ -22,10 +22,8 @@
 #include "mpm_common.h"
 #include "apr_atomic.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_watch.h"
-
-qc_runtime_t qc_rt;
 
 static int qc_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                           apr_pool_t *ptemp, server_rec *s)

@@ -31,7 +31,7 @@
 #include "ap_mpm.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_agent.h"
 #include "qc_heartbeat.h"
 

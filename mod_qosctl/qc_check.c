@@ -24,7 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_parse.h"
 #include "qc_controller.h"
 #include "qc_targets.h"

@@ -17,7 +17,7 @@
 #include "ap_listen.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_parse.h"
 #include "qc_targets.h"
 #include "qc_controller.h"

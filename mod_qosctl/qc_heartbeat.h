@@ -13,7 +13,7 @@
 
 #include "qc_atomic.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 
 /*
  * Whether the controller has been silent too long at time now, so that

@@ -5,7 +5,7 @@
 #ifndef QC_REQUEST_H
 #define QC_REQUEST_H
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 
 #define qc_note(r) ((qc_request_t *) \
     ap_get_module_config((r)->request_config, &qosctl_module))

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_parse.h"
 #include "qc_sensors.h"
 #include "qc_controller.h"

@@ -23,7 +23,9 @@
 #include "apr_atomic.h"
 #include "apr_general.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
+
+qc_runtime_t qc_rt;
 
 APLOG_USE_MODULE(qosctl);
 

@@ -13,8 +13,8 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
-#include "qc_status.h"
+#include "qc_module.h"
+#include "qc_status_render.h"
 
 /* What a class would have got, read once from shared memory. */
 typedef struct {
@@ -76,25 +76,21 @@ static void qc_dry_prom_series(request_rec *r, const qc_global_view_t *g,
                                const char *name, const char *type,
                                const char *help, int which)
 {
-    int i, cls;
+    qc_walk_t w = QC_WALK(g);
 
     ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s %s\n", name, help,
                name, type);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
+    while (qc_next_class(&w)) {
+        qc_dry_view_t v;
+        double d;
 
-        for (cls = 0; c && cls < QC_NCLASSES; cls++) {
-            qc_dry_view_t v;
-            double d;
-
-            qc_dry_view(c, cls, &v);
-            d = which == 0 ? v.m : which == 1 ? (double)v.degraded
-                : which == 2 ? (double)v.rejected
-                : which == 3 ? v.degraded_share : v.rejected_share;
-            ap_rprintf(r, "qosctl_%s{vhost=\"%s\",class=\"%s\"} %s\n", name,
-                       qc_prom_label(r->pool, c->key), qc_class_names[cls],
-                       qc_num(r, d));
-        }
+        qc_dry_view(w.c, w.cls, &v);
+        d = which == 0 ? v.m : which == 1 ? (double)v.degraded
+            : which == 2 ? (double)v.rejected
+            : which == 3 ? v.degraded_share : v.rejected_share;
+        ap_rprintf(r, "qosctl_%s{vhost=\"%s\",class=\"%s\"} %s\n", name,
+                   qc_prom_label(r->pool, w.c->key), qc_class_names[w.cls],
+                   qc_num(r, d));
     }
 }
 
@@ -131,7 +127,7 @@ void qc_dry_prom(request_rec *r, const qc_global_view_t *g)
 
 void qc_dry_html(request_rec *r, const qc_global_view_t *g)
 {
-    int i, cls;
+    qc_walk_t w = QC_WALK(g);
 
     if (!qc_rt.main->log_only) {
         return;
@@ -144,23 +140,19 @@ void qc_dry_html(request_rec *r, const qc_global_view_t *g)
              "<table><tr><th class=\"l\">Virtual host</th>"
              "<th class=\"l\">Class</th><th>Would-be level</th>"
              "<th>Would degrade</th><th>Would refuse</th></tr>\n", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
+    while (qc_next_class(&w)) {
+        qc_dry_view_t v;
 
-        for (cls = 0; c && cls < QC_NCLASSES; cls++) {
-            qc_dry_view_t v;
-
-            qc_dry_view(c, cls, &v);
-            ap_rprintf(r, "<tr><td class=\"l\">%s</td><td class=\"l\">%s"
-                       "</td><td>%s</td><td>%s%% (%" APR_UINT64_T_FMT ")</td>"
-                       "<td>%s%% (%" APR_UINT64_T_FMT ")</td></tr>\n",
-                       ap_escape_html(r->pool, c->key), qc_class_names[cls],
-                       qc_pdouble(r->pool, "%.2f", v.m),
-                       qc_pdouble(r->pool, "%.1f", 100.0 * v.degraded_share),
-                       v.degraded,
-                       qc_pdouble(r->pool, "%.1f", 100.0 * v.rejected_share),
-                       v.rejected);
-        }
+        qc_dry_view(w.c, w.cls, &v);
+        ap_rprintf(r, "<tr><td class=\"l\">%s</td><td class=\"l\">%s"
+                   "</td><td>%s</td><td>%s%% (%" APR_UINT64_T_FMT ")</td>"
+                   "<td>%s%% (%" APR_UINT64_T_FMT ")</td></tr>\n",
+                   ap_escape_html(r->pool, w.c->key), qc_class_names[w.cls],
+                   qc_pdouble(r->pool, "%.2f", v.m),
+                   qc_pdouble(r->pool, "%.1f", 100.0 * v.degraded_share),
+                   v.degraded,
+                   qc_pdouble(r->pool, "%.1f", 100.0 * v.rejected_share),
+                   v.rejected);
     }
     ap_rputs("</table>\n", r);
 }

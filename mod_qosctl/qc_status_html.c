@@ -15,7 +15,7 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "qc_status.h"
+#include "qc_status_render.h"
 #include "qc_watch.h"
 
 static const char qc_html_style[] =
@@ -252,7 +252,7 @@ static void qc_html_host_rows(request_rec *r, const qc_server_conf *c,
 void qc_render_html(request_rec *r, const qc_global_view_t *g, int refresh)
 {
     qc_history_t *h = apr_palloc(r->pool, sizeof(*h));
-    int i;
+    qc_walk_t w = QC_WALK(g);
 
     qc_history_read(h, g->now);
     qc_html_head(r, refresh);
@@ -274,12 +274,8 @@ void qc_render_html(request_rec *r, const qc_global_view_t *g, int refresh)
     }
     qc_dry_html(r, g);
     qc_html_table_head(r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
-
-        if (c != NULL) {
-            qc_html_host_rows(r, c, h, g->now);
-        }
+    while (qc_next_host(&w)) {
+        qc_html_host_rows(r, w.c, h, g->now);
     }
     ap_rputs("</table>\n<p class=\"legend\">Level: the content tree served, "
              "0 refuses with 503, the number of trees is full quality, a "

@@ -13,7 +13,7 @@
 #include "http_protocol.h"
 #include "apr_atomic.h"
 
-#include "qc_status.h"
+#include "qc_status_render.h"
 
 #define QC_SPAN_US (600 * APR_USEC_PER_SEC)     /* ten minutes */
 

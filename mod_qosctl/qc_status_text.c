@@ -11,7 +11,7 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "qc_status.h"
+#include "qc_status_render.h"
 #include "qc_watch.h"
 
 /*
@@ -48,28 +48,6 @@ static void qc_json_str(request_rec *r, const char *s)
     ap_rputc('"', r);
 }
 
-/* Label values escape backslash, double quote and newline. */
-const char *qc_prom_label(apr_pool_t *p, const char *s)
-{
-    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
-
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') {
-            *o++ = '\\';
-            *o++ = *s;
-        }
-        else if (*s == '\n') {
-            *o++ = '\\';
-            *o++ = 'n';
-        }
-        else {
-            *o++ = *s;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 /* A key (with its punctuation) and a number. */
 static void qc_json_field(request_rec *r, const char *key, double d)
 {
@@ -101,17 +79,15 @@ static void qc_json_trees(request_rec *r, const char *key,
 /* The "vhosts" array and the closing brace. */
 static void qc_render_json_hosts(request_rec *r, const qc_global_view_t *g)
 {
+    qc_walk_t w = QC_WALK(g);
     unsigned k;
-    int i, first = 1;
+    int first = 1;
 
     ap_rputs(",\"vhosts\":[", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
+    while (qc_next_host(&w)) {
+        const qc_server_conf *c = w.c;
         int cls;
 
-        if (c == NULL) {
-            continue;
-        }
         ap_rputs(first ? "{\"key\":" : ",{\"key\":", r);
         first = 0;
         qc_json_str(r, c->key);
@@ -326,8 +302,8 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
 
 void qc_render_prom(request_rec *r, const qc_global_view_t *g)
 {
+    qc_walk_t w;
     unsigned j, k;
-    int i, cls;
 
     qc_prom_gauge(r, "fail_open", "1 while failing open (stale controller).",
                   g->fail_open);
@@ -341,44 +317,29 @@ void qc_render_prom(request_rec *r, const qc_global_view_t *g)
         ap_rprintf(r, "# HELP qosctl_%s%s %s\n# TYPE qosctl_%s%s %s\n",
                    m->key, sfx, m->help, m->key, sfx,
                    m->counter ? "counter" : "gauge");
-        for (i = 0; i < qc_rt.servers->nelts; i++) {
-            const qc_server_conf *c = qc_shown(g, i);
-            const char *vh;
+        w = QC_WALK(g);
+        while (qc_next_class(&w)) {
+            qc_class_view_t v;
 
-            if (c == NULL) {
-                continue;
-            }
-            vh = qc_prom_label(r->pool, c->key);
-            for (cls = 0; cls < QC_NCLASSES; cls++) {
-                qc_class_view_t v;
-
-                qc_view(c, cls, &v);
-                ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} "
-                           "%s\n", m->key, sfx, vh, qc_class_names[cls],
-                           qc_pdouble(r->pool, "%.15g", qc_metric(&v, m)));
-            }
+            qc_view(w.c, w.cls, &v);
+            ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} %s\n",
+                       m->key, sfx, qc_prom_label(r->pool, w.c->key),
+                       qc_class_names[w.cls],
+                       qc_pdouble(r->pool, "%.15g", qc_metric(&v, m)));
         }
     }
     qc_dry_prom(r, g);
     ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
              "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
-    for (i = 0; i < qc_rt.servers->nelts; i++) {
-        const qc_server_conf *c = qc_shown(g, i);
-        const char *vh;
-
-        if (c == NULL) {
-            continue;
-        }
-        vh = qc_prom_label(r->pool, c->key);
-        for (cls = 0; cls < QC_NCLASSES; cls++) {
-            for (k = 1; k <= c->levels; k++) {
-                ap_rprintf(r, "qosctl_tree_responses_total{vhost=\"%s\","
-                           "class=\"%s\",tree=\"%s\"} %" APR_UINT64_T_FMT
-                           "\n", vh, qc_class_names[cls],
-                           qc_prom_label(r->pool, qc_tree_name(c, k)),
-                           apr_atomic_read64(
-                               &c->slot->cls[cls].level_responses[k]));
-            }
+    w = QC_WALK(g);
+    while (qc_next_class(&w)) {
+        for (k = 1; k <= w.c->levels; k++) {
+            ap_rprintf(r, "qosctl_tree_responses_total{vhost=\"%s\","
+                       "class=\"%s\",tree=\"%s\"} %" APR_UINT64_T_FMT "\n",
+                       qc_prom_label(r->pool, w.c->key), qc_class_names[w.cls],
+                       qc_prom_label(r->pool, qc_tree_name(w.c, k)),
+                       apr_atomic_read64(
+                           &w.c->slot->cls[w.cls].level_responses[k]));
         }
     }
 }

@@ -41,7 +41,7 @@
 #include "mpm_common.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_controller.h"
 #include "qc_heartbeat.h"
 #include "qc_safe_open.h"

@@ -20,7 +20,7 @@
 #include "http_protocol.h"
 #include "apr_strings.h"
 
-#include "mod_qosctl.h"
+#include "qc_module.h"
 #include "qc_heartbeat.h"
 #include "qc_watch.h"
 

@@ -5,7 +5,7 @@ beside them: `qcdrip.py PORT N SECONDS` keeps N connections to
 agent ends one), and once a second asks as HAProxy does.  Prints one
 line: checks made, checks answered, and the slowest answer's seconds.
 Run inside the server's network namespace (ip netns exec).  The tests
-use Drip itself (tests/integration/test_agent.py)."""
+use Drip and agent_reply (tests/integration/test_agent.py)."""
 
 import errno
 import socket
@@ -14,17 +14,27 @@ import threading
 import time
 
 
+def agent_reply(port, send=b"", timeout=5.0):
+    """One agent check, as HAProxy makes it: connect, send agent-send
+    (if any), read the reply line (bytes; without its newline's end if
+    the agent closed first).  Raises OSError."""
+    with socket.create_connection(("127.0.0.1", port), timeout) as s:
+        if send:
+            s.sendall(send)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(256)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def ask(port, timeout=5.0):
     """Seconds an agent check took, or None without a reply line."""
     t0 = time.monotonic()
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout) as s:
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(256)
-                if not chunk:
-                    break
-                data += chunk
+        data = agent_reply(port, timeout=timeout)
     except OSError:
         return None
     return time.monotonic() - t0 if data.endswith(b"\n") else None

@@ -33,7 +33,7 @@
 #include "qc_parse.h"
 #include "qc_uri.h"
 
-/* QC_MAX_URI of mod_qosctl.h, which needs httpd.h. */
+/* QC_MAX_URI of qc_module.h, which needs httpd.h. */
 #define FUZZ_MAX_URI 4096
 
 #define FUZZ_DOCROOT "/var/www/html"

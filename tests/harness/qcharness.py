@@ -120,6 +120,26 @@ class _Server:
         except FileNotFoundError:
             return ""
 
+    def _launch(self, argv, name, ready, timeout):
+        """Start argv in a session of its own and wait until ready()
+        (bounded by timeout); its exit or a timeout raises, with the
+        server's stderr and error log."""
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        _live[self.proc.pid] = self
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited with %s:\n%s\n%s" % (
+                    name, self.proc.returncode,
+                    self.proc.stderr.read().decode(), self.log()))
+            if ready():
+                return self
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("%s did not listen within %ss" % (name, timeout))
+
 
 TLS_VHOST = """Listen {addr}:{port}
 <VirtualHost {addr}:{port}>
@@ -270,22 +290,8 @@ class Apache(_Server):
         pin = ["taskset", "-c", self.cpus] if self.cpus else []
         if self.netns:
             pin = ["ip", "netns", "exec", self.netns] + pin
-        self.proc = subprocess.Popen(
-            pin + [HTTPD, "-f", self.conf, "-DFOREGROUND"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True)
-        _live[self.proc.pid] = self
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("httpd exited with %s:\n%s\n%s" % (
-                    self.proc.returncode, self.proc.stderr.read().decode(),
-                    self.log()))
-            if self.listening():
-                return self
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("httpd did not listen within %ss" % timeout)
+        return self._launch(pin + [HTTPD, "-f", self.conf, "-DFOREGROUND"],
+                            "httpd", self.listening, timeout)
 
     @property
     def pid(self):
@@ -378,6 +384,21 @@ def parent_pid(pid):
             return int(f.read().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def controller(a):
+    """The controller's part of a's JSON status."""
+    return a.status_json()["controller"]
+
+
+def fresh_controller(a, period, not_pid=None):
+    """The controller's status if one (other than not_pid) beat within
+    two periods and a does not fail open, else None (for wait_for)."""
+    c = controller(a)
+    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
+            and c["age_seconds"] < 2 * period and not c["fail_open"]:
+        return c
+    return None
 
 
 def alive(pid):
@@ -519,29 +540,19 @@ class PhpFpm(_Server):
         if not self.binary:
             raise RuntimeError("php-fpm is not installed (apt-get install "
                                "php8.2-fpm)")
-        self.proc = subprocess.Popen(
+        return self._launch(
             [self.binary, "--nodaemonize", "--fpm-config", self.conf]
             + (["--allow-to-run-as-root"] if os.geteuid() == 0 else []),
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True)
-        _live[self.proc.pid] = self
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError("php-fpm exited with %s:\n%s\n%s" % (
-                    self.proc.returncode, self.proc.stderr.read().decode(),
-                    self.log()))
-            if os.path.exists(self.socket):
-                try:
-                    with socket.socket(socket.AF_UNIX) as s:
-                        s.settimeout(1)
-                        s.connect(self.socket)
-                    return self
-                except OSError:
-                    pass
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError("php-fpm did not listen within %ss" % timeout)
+            "php-fpm", self._accepting, timeout)
+
+    def _accepting(self):
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.settimeout(1)
+                s.connect(self.socket)
+            return True
+        except OSError:
+            return False
 
     @property
     def pid(self):

@@ -80,6 +80,33 @@ class Server(qcharness.Apache):
         raise KeyError(key_prefix)
 
 
+@pytest.fixture(scope="module")
+def apache():
+    """One unstarted Apache over make_site() for a module's tests, each
+    writing its own configuration (a module may define its own)."""
+    a = qcharness.Apache()
+    make_site(a.docroot)
+    yield a
+    a.cleanup()
+
+
+@pytest.fixture
+def site_factory():
+    """Unstarted Apaches over make_site(), made with qcharness.Apache's
+    arguments, cleaned up after the test."""
+    made = []
+
+    def make(**kw):
+        a = qcharness.Apache(**kw)
+        make_site(a.docroot)
+        made.append(a)
+        return a
+
+    yield make
+    for a in made:
+        a.cleanup()
+
+
 @pytest.fixture
 def server_factory():
     made = []

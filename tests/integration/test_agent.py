@@ -11,6 +11,7 @@ reach the same code (tests/unit/test_agent.c).  Nothing here is timed:
 HAProxy's state is polled until it shows what is asserted.
 """
 
+import functools
 import os
 import re
 import signal
@@ -22,11 +23,10 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__),
                                 "..", "..", "bench", "lib"))
-from qcdrip import Drip  # noqa: E402  (bench/soak's slow agent clients)
+from qcdrip import Drip, agent_reply  # noqa: E402  (bench/soak's)
 
 T = 0.25
 wait_for = qcharness.wait_for
@@ -46,18 +46,7 @@ def base(aport, extra="", trees="/degraded /full", listen="127.0.0.1:%d"):
 
 
 def ask(port, send=b"", timeout=10):
-    """One agent check, as HAProxy makes it: connect, send agent-send
-    (if any), read the reply line."""
-    with socket.create_connection(("127.0.0.1", port), timeout) as s:
-        if send:
-            s.sendall(send)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(256)
-            if not chunk:
-                break
-            data += chunk
-    return data.decode("ascii", "replace")
+    return agent_reply(port, send, timeout).decode("ascii", "replace")
 
 
 def weight(port, send=b""):
@@ -66,28 +55,22 @@ def weight(port, send=b""):
     return int(m.group(1))
 
 
-def controller(a):
-    return a.status_json()["controller"]
+controller = qcharness.controller
+fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", trees="/degraded /full", listen="127.0.0.1:%d",
              **kw):
         aport = qcharness.free_port()
-        a = qcharness.Apache(extra=base(aport, extra, trees, listen), **kw)
+        a = site_factory(extra=base(aport, extra, trees, listen), **kw)
         a.aport = aport
-        make_site(a.docroot)
-        made.append(a)
         a.start()
         assert wait_for(lambda: controller(a)["periods"] >= 2)
         return a
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 def test_idle_server_answers_a_weight_and_maxconn(apache):
@@ -210,14 +193,6 @@ def test_a_port_alone_listens_on_loopback_only(apache):
 
 
 # -- clients that send slowly hold up nothing --------------------------------
-
-def fresh_controller(a, not_pid=None):
-    c = controller(a)
-    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
-            and c["age_seconds"] < 2 * T and not c["fail_open"]:
-        return c
-    return None
-
 
 def test_dripping_clients_hold_up_neither_checks_nor_the_watchdog(apache):
     """100 connections that each send a byte every 15 ms: an honest

@@ -10,7 +10,6 @@ import os
 import pytest
 
 import qcharness
-from conftest import make_site
 from test_controller import parse_prometheus
 
 T = 0.25
@@ -23,18 +22,8 @@ wait_for = qcharness.wait_for
 
 
 @pytest.fixture
-def apache():
-    made = []
-
-    def make(extra="", **kw):
-        a = qcharness.Apache(extra=BASE + extra, **kw)
-        make_site(a.docroot)
-        made.append(a)
-        return a
-
-    yield make
-    for a in made:
-        a.cleanup()
+def apache(site_factory):
+    return lambda extra="", **kw: site_factory(extra=BASE + extra, **kw)
 
 
 def capacity(a):

@@ -158,14 +158,6 @@ def _cgroup2_mount():
     return found[0] if found else None
 
 
-@pytest.fixture(scope="module")
-def apache():
-    a = qcharness.Apache()
-    make_site(a.docroot)
-    yield a
-    a.cleanup()
-
-
 @pytest.mark.parametrize("fragment,words", BAD,
                          ids=[b[0].replace("\n", " | ") for b in BAD])
 def test_bad_directive_fails_configtest(apache, fragment, words):

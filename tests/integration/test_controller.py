@@ -10,6 +10,7 @@ left); timings are measured and printed, never asserted.
 
 import contextlib
 import json
+import functools
 import os
 import re
 import signal
@@ -35,32 +36,17 @@ wait_for = qcharness.wait_for
 alive = qcharness.alive
 
 
-def controller(a):
-    return a.status_json()["controller"]
-
-
-def fresh_controller(a, not_pid=None):
-    c = controller(a)
-    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
-            and c["age_seconds"] < 2 * T:
-        return c
-    return None
+controller = qcharness.controller
+fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", **kw):
         kw.setdefault("cpus", "0")
-        a = qcharness.Apache(extra=BASE + extra, **kw)
-        make_site(a.docroot)
-        made.append(a)
-        return a.start()
+        return site_factory(extra=BASE + extra, **kw).start()
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 class Client(threading.Thread):

@@ -18,21 +18,12 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 from test_controller import (linkbed, read_log, shaped_apache,  # noqa: F401
                              start_shaped)
 
 TREES = "QosCtlContentTrees /degraded /full\n"
 LOG = ("LogFormat \"%U %>s %{qosctl}n\" qc\n"
        "CustomLog reasons.log qc\n")
-
-
-@pytest.fixture(scope="module")
-def apache():
-    a = qcharness.Apache()
-    make_site(a.docroot)
-    yield a
-    a.cleanup()
 
 
 @pytest.mark.parametrize("value", ["On", "on", "OFF", "Off", "LogOnly",

@@ -8,7 +8,6 @@ import os
 import pytest
 
 import qcharness
-from conftest import make_site
 
 T = 0.25
 BASE = ("QosCtl On\nQosCtlPeriod %s\nQosCtlContentTrees /degraded /full\n"
@@ -35,18 +34,11 @@ BAD = [
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra):
-        a = qcharness.Apache(extra=BASE + extra, cpus="0")
-        make_site(a.docroot)
-        made.append(a)
-        return a.start()
+        return site_factory(extra=BASE + extra, cpus="0").start()
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 def write(tmp_path, text):

@@ -10,6 +10,7 @@ supervisor whose beat stood still 5 s, looking every ten seconds
 (qc_watch.c).
 """
 
+import functools
 import os
 import pwd
 import re
@@ -20,7 +21,6 @@ import time
 import pytest
 
 import qcharness
-from conftest import make_site
 
 T = 0.25
 HUNG_AFTER = 15.0
@@ -33,36 +33,22 @@ wait_for = qcharness.wait_for
 alive = qcharness.alive
 
 
-def controller(a):
-    return a.status_json()["controller"]
-
-
-def fresh_controller(a, not_pid=None):
-    c = controller(a)
-    if c["pid"] and c["pid"] != not_pid and c["age_seconds"] is not None \
-            and c["age_seconds"] < 2 * T and not c["fail_open"]:
-        return c
-    return None
+controller = qcharness.controller
+fresh_controller = functools.partial(qcharness.fresh_controller, period=T)
 
 
 @pytest.fixture
-def apache():
-    made = []
-
+def apache(site_factory):
     def make(extra="", before_start=None, **kw):
         kw.setdefault("cpus", "0")
-        a = qcharness.Apache(extra=BASE + extra, **kw)
-        make_site(a.docroot)
-        made.append(a)
+        a = site_factory(extra=BASE + extra, **kw)
         if before_start:
             # A file planted after the admin's `apachectl -t`, which
             # refuses it (test_config_errors): what a start does.
             before_start(a)
         return a.start(config_test=before_start is None)
 
-    yield make
-    for a in made:
-        a.cleanup()
+    return make
 
 
 # -- QosCtlLog and QosCtlStateFile are not followed through a symlink --------

@@ -4,10 +4,12 @@
  * mod_qosctl: what the module's files share.  The request path is in
  * qc_request.c, directives in qc_config.c, the shared segment in
  * qc_shm.c, the status page in qc_status.c, hooks in mod_qosctl.c.
+ * (Not mod_qosctl.h: the files below the hooks would then seem to
+ * depend on the hooks' file, which calls them.)
  */
 
-#ifndef MOD_QOSCTL_H
-#define MOD_QOSCTL_H
+#ifndef QC_MODULE_H
+#define QC_MODULE_H
 
 #include <stdio.h>
 
@@ -124,7 +126,7 @@ typedef struct {
 } qc_runtime_t;
 
 extern module AP_MODULE_DECLARE_DATA qosctl_module;
-extern qc_runtime_t qc_rt;
+extern qc_runtime_t qc_rt;         /* qc_shm.c, which fills it in */
 extern const command_rec qc_cmds[];
 
 /* M of a host: its trees, or 1 (DocumentRoot) when it declares none. */
@@ -191,4 +193,4 @@ void qc_agent_serve(const struct pollfd *pfd, int n, server_rec *s);
 int qc_status_handler(request_rec *r);
 int qc_status_hook(request_rec *r, int flags);
 
-#endif /* MOD_QOSCTL_H */
+#endif /* QC_MODULE_H */

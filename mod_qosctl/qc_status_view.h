@@ -1,16 +1,15 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * What the status page's files share: the views read once from shared
- * memory (qc_status.c), the machine formats (qc_status_text.c), the
- * HTML page (qc_status_html.c) and its charts (qc_status_svg.c).
+ * The status page's lowest layer (qc_status_view.c): what its outputs
+ * read.  The outputs are declared in qc_status_render.h.
  */
 
-#ifndef QC_STATUS_H
-#define QC_STATUS_H
+#ifndef QC_STATUS_VIEW_H
+#define QC_STATUS_VIEW_H
 
 #include "httpd.h"
-#include "mod_qosctl.h"
+#include "qc_module.h"
 
 extern const char *const qc_class_names[QC_NCLASSES];
 
@@ -90,33 +89,31 @@ typedef struct {
     apr_time_t t[QC_HIST_LEN];
 } qc_history_t;
 
-const qc_server_conf *qc_shown(const qc_global_view_t *g, int i);
+/*
+ * The hosts a view shows, in configuration order, and their classes:
+ *     qc_walk_t w = QC_WALK(g);
+ *     while (qc_next_host(&w)) ... w.c ...
+ * or, every shown host's every class in turn,
+ *     while (qc_next_class(&w)) ... w.c, w.cls ...
+ */
+typedef struct {
+    const qc_global_view_t *g;
+    int i;                      /* of w.c in qc_rt.servers */
+    int cls;
+    const qc_server_conf *c;    /* NULL: before the first, past the last */
+} qc_walk_t;
+
+#define QC_WALK(g) ((qc_walk_t){ (g), -1, 0, NULL })
+int qc_next_host(qc_walk_t *w);
+int qc_next_class(qc_walk_t *w);
+
 void qc_view(const qc_server_conf *c, int cls, qc_class_view_t *v);
 double qc_metric(const qc_class_view_t *v, const qc_metric_t *m);
 const char *qc_tree_name(const qc_server_conf *c, unsigned k);
-
-/* qc_status_text.c */
-void qc_render_json(request_rec *r, const qc_global_view_t *g);
-void qc_render_prom(request_rec *r, const qc_global_view_t *g);
-
-/* qc_status_html.c */
-void qc_render_html(request_rec *r, const qc_global_view_t *g,
-                    int refresh);
+/* The server-wide figures, for every host (only: NULL). */
+void qc_global_view(qc_global_view_t *g);
 
 /* Label values escape backslash, double quote and newline. */
 const char *qc_prom_label(apr_pool_t *p, const char *s);
 
-/* qc_status_dry.c: what QosCtl LogOnly would have done */
-void qc_dry_json(request_rec *r, const qc_server_conf *c, int cls);
-void qc_dry_prom(request_rec *r, const qc_global_view_t *g);
-void qc_dry_html(request_rec *r, const qc_global_view_t *g);
-
-/* qc_status_svg.c */
-void qc_history_read(qc_history_t *h, apr_time_t now);
-void qc_svg_utilization(request_rec *r, const qc_history_t *h,
-                        apr_time_t now, double bound);
-void qc_svg_levels(request_rec *r, const qc_history_t *h, apr_time_t now,
-                   const qc_server_conf *c);
-const char *qc_class_color(int cls);
-
-#endif /* QC_STATUS_H */
+#endif /* QC_STATUS_VIEW_H */
