@@ -391,9 +391,10 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
  * request below that tree, nor touches a guaranteed host, whose own
  * loop holds its share, nor a keep-alive connection's later requests: a
  * surge is new connections (a connection's next request waits for its
- * last reply), and a page's objects keep one tree.  The heartbeat is read before the base, which
- * the controller writes before it: a new base is never read against an
- * old period's start, which would count every request as past it.
+ * last reply), and a page's objects keep one tree.  The heartbeat is
+ * read before the base, which the controller writes before it: a new
+ * base is never read against an old period's start, which would count
+ * every request as past it.
  */
 static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
                            qc_request_t *rq)

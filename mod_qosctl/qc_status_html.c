@@ -90,11 +90,12 @@ static void qc_html_nav(request_rec *r, int refresh)
 static void qc_html_utilization(request_rec *r, const qc_global_view_t *g)
 {
     ap_rprintf(r, "<p><b>Utilization</b> measured %s, bound %s; best "
-               "effort's level %s of its range, mode %s, refusing %s.</p>\n",
+               "effort's level %s of its range, mode %s (%s), refusing "
+               "%s.</p>\n",
                qc_pdouble(r->pool, "%.3f", g->u_measured),
                qc_pdouble(r->pool, "%.2f", qc_rt.main->bound),
                qc_pdouble(r->pool, "%.2f", g->m_be), g->be_mode,
-               g->refusing);
+               ap_escape_html(r->pool, g->be_why), g->refusing);
 }
 
 static void qc_html_model(request_rec *r, const qc_global_view_t *g)

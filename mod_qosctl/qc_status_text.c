@@ -183,8 +183,8 @@ void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_json_field(r, ",\"bound\":", m->bound);
     qc_json_field(r, "},\"best_effort\":{\"m\":", g->m_be);
     qc_json_field(r, ",\"u_target\":", g->u_be_target);
-    ap_rprintf(r, ",\"mode\":\"%s\",\"refusing\":\"%s\"", g->be_mode,
-               g->refusing);
+    ap_rprintf(r, ",\"mode\":\"%s\",\"mode_why\":\"%s\","
+               "\"refusing\":\"%s\"", g->be_mode, g->be_why, g->refusing);
     qc_json_field(r, "},\"period\":", m->period);
     qc_json_field(r, ",\"calibration\":", g->calibration);
     for (k = 0; k < g->ntrees; k++) {

@@ -171,6 +171,7 @@ void qc_global_view(qc_global_view_t *g)
                : 0.0 / 0.0;
     g->warnings = apr_atomic_read32(&q->warnings);
     g->be_mode = qc_be_mode_name(apr_atomic_read32(&q->be_mode));
+    g->be_why = qc_be_why_text(apr_atomic_read32(&q->be_why));
     g->refusing = qc_relief_name((qc_relief_state_t)apr_atomic_read32(
                                      &q->relief_state));
     g->only = NULL;

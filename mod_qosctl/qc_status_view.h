@@ -74,6 +74,7 @@ typedef struct {
     unsigned ntrees;            /* of a_tree shown: the most any host has */
     apr_uint32_t warnings;
     const char *be_mode;        /* best effort's mode (qc_be_mode.h) */
+    const char *be_why;         /* ...and what chose it */
     const char *refusing;       /* qc_relief.h's state */
     const qc_server_conf *only; /* the one host shown, NULL: all */
     /* qosctl-status asked for from where a tenant may have set it: the

@@ -217,12 +217,14 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "backlog", "valve", "capacity",
                                     "drop_ratio", "sent_backlog",
                                     "overflow", "link_overhead", "relief",
-                                    "mode"]
+                                    "mode", "why"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 27 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 28 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
-        float(r[0]), [float(x) for x in r[3:]]
+        float(r[0]), [float(x) for x in r[3:27]]
+    # what chose the mode, in words
+    assert all(r[27] and r[27] not in ("?", "no period yet") for r in rows)
 
 
 def test_log_keeps_every_host_of_a_period(apache):
@@ -363,6 +365,11 @@ def test_status_formats_parse(apache):
                     "w", "u", "u_target"):
             assert key in v["classes"][cls]
     assert v["guaranteed"] is True and v["wmax"] == pytest.approx(13e6 / 8)
+    # what chose the mode, in words (idle: the model; a CPU another
+    # process fills may fire the valve)
+    be = doc["best_effort"]
+    assert be["mode"] in ("track", "lowest", "background"), be
+    assert be["mode_why"] not in ("", "?", "no period yet"), be
 
     code, hdrs, body = a.get("/qosctl-status?format=prometheus")
     assert code == 200 and hdrs["Content-Type"].startswith("text/plain")
