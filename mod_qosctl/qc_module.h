@@ -71,6 +71,9 @@ struct qc_server_conf {
     const char *log_path;
     const char *state_path;
     int retry_after;
+    const char *ctl_user;               /* QosCtlUser; NULL: httpd's */
+    uid_t ctl_uid;
+    gid_t ctl_gid;
     const char *agent_host;             /* QosCtlAgentListen; NULL: any */
     apr_port_t agent_port;              /* 0: no agent */
 
@@ -159,6 +162,10 @@ const char *qc_bad(cmd_parms *cmd, const char *value, const char *why);
 /* qc_resource.c */
 const char *qc_cmd_resource(cmd_parms *cmd, void *dummy, const char *kind,
                             const char *arg, const char *rate);
+
+/* qc_user.c */
+const char *qc_cmd_user(cmd_parms *cmd, void *dummy, const char *arg);
+int qc_drop_privileges(apr_pool_t *p, server_rec *s);
 
 /* qc_check.c */
 int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,

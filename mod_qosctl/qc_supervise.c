@@ -369,7 +369,7 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
         ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "
                      "runs at the server's priority");
     }
-    if (ap_run_drop_privileges(p, s) != 0) {
+    if (qc_drop_privileges(p, s) != 0) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
                      "QosCtl: controller could not drop privileges");
         _exit(1);

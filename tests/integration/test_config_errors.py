@@ -44,6 +44,11 @@ BAD = [
     ("<VirtualHost 127.0.0.1:1>\nQosCtlPowerModel 90 250\n</VirtualHost>",
      ["QosCtlPowerModel", "VirtualHost"]),
     ("QosCtlRetryAfter 1.5", ["QosCtlRetryAfter", "'1.5'"]),
+    ("QosCtlUser no-such-user-here", ["QosCtlUser", "'no-such-user-here'",
+                                      "no such user"]),
+    ("QosCtlUser root", ["QosCtlUser", "'root'", "not run as root"]),
+    ("<VirtualHost 127.0.0.1:1>\nQosCtlUser nobody\n</VirtualHost>",
+     ["QosCtlUser", "VirtualHost"]),
     # resources and units
     ("QosCtlResource disk", ["QosCtlResource", "'disk'"]),
     ("QosCtlResource link eth0 100Q", ["QosCtlResource", "'100Q'"]),
@@ -132,6 +137,7 @@ GOOD = [
     "QosCtlExclude /status /server-status\nQosCtlRetryAfter 0",
     # relative to ServerRoot, in a directory that exists
     "QosCtlLog qosctl.tsv\nQosCtlStateFile qosctl.state",
+    "QosCtlUser nobody",
     # siblings under one parent do not nest
     "QosCtlContentTrees /degraded/sub /full/sub",
 ]

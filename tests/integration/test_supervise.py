@@ -420,6 +420,32 @@ def test_graceful_restart_ends_a_stopped_supervisor_and_controller(apache):
 
 # -- the controller runs ahead of the workers --------------------------------
 
+def uid_of(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return int(re.search(r"^Uid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def test_a_controller_user_of_its_own_cannot_be_stopped_by_the_user(apache):
+    """QosCtlUser: the supervisor and the controller run as a user that
+    is not httpd's, so a CGI or mod_php script, running as httpd's User,
+    cannot signal them; the files opened as root still work."""
+    own = "nobody" if qcharness.run_user() != "nobody" else "daemon"
+    a = apache("QosCtlUser %s\nQosCtlLog qosctl.tsv\n" % own)
+    ctl = wait_for(lambda: fresh_controller(a))["pid"]
+    sup = supervisor_of(a, ctl)
+    assert uid_of(ctl) == uid_of(sup) == pwd.getpwnam(own).pw_uid
+    for pid in (sup, ctl):
+        stop = subprocess.run(["runuser", "-u", qcharness.run_user(), "--",
+                               "kill", "-STOP", str(pid)],
+                              capture_output=True)
+        assert stop.returncode != 0, "the User stopped pid %d" % pid
+    periods = controller(a)["periods"]
+    assert wait_for(lambda: controller(a)["periods"] >= periods + 8)
+    assert not controller(a)["fail_open"] and controller(a)["pid"] == ctl
+    with open(os.path.join(a.root, "qosctl.tsv")) as f:
+        assert len(f.read().splitlines()) > 8
+
+
 def test_controller_runs_at_a_raised_priority(apache):
     a = apache()
     ctl = wait_for(lambda: fresh_controller(a))["pid"]
