@@ -214,21 +214,9 @@ START_TEST(test_job_fills_the_cpu_under_traffic)
 }
 END_TEST
 
-/*
- * The link testbed's costs in the same plant (bench/testbed: 100 Mbit/s,
- * a 64 KB photo 5.32 ms of it, its degraded copy 0.70 ms, a 503 35 us):
- * the setting where keep-alive clients once drove the level to 0, each
- * 503 refilled at once and the link full of them.
- */
-static void link_plant(cpu_plant_t *pl, unsigned long long rng)
-{
-    memset(pl, 0, sizeof(*pl));
-    pl->rng = rng;
-    pl->scale = 5.32e-3 / COST_FULL;
-    pl->snap = 0.70e-3 / pl->scale;
-    pl->conn = 1e-5;            /* a handshake costs the link nothing */
-}
-
+/* The link testbed's costs (link_plant): the setting where keep-alive
+ * clients once drove the level to 0, each 503 refilled at once and the
+ * link full of them. */
 START_TEST(test_clients_on_a_link)
 {
     static const double clients[] = { 40, 200 };
