@@ -26,13 +26,14 @@
  * sample is the replies by the tree that served them and the sensor),
  * so it learns the top tree's cost and the background, and nothing of
  * the trees below, which served nothing.  Their costs are what the fit
- * has measured (a state file from a run under On), else taken as
- * nothing beside the top's: the prior (QosCtlModel's one cost for every
- * tree) would say that degrading saves nothing, which is the pessimism
- * this plant is here to remove.  The would-be level is then high by at
- * most about the lower tree's share of the top's cost (a static
- * snapshot of a CGI page, a few percent; the link testbed's reduced
- * photo, 13%).
+ * has measured (a state file from a run under On), else a tenth of
+ * the tree above's: the prior (QosCtlModel's one cost for every tree)
+ * would say that degrading saves nothing, which is the pessimism this
+ * plant is here to remove, and nothing at all would leave the level
+ * high by the lower tree's share of the top's cost (0.11 over On's on
+ * the link testbed, whose reduced photo costs 13% of the full one).
+ * A share t in place of the tenth moves the level by about
+ * (t - 0.1) (1 - 1/x) at x times the top tree's load at the bound.
  *
  * After the decisions the measured values are put back, so the
  * capacity estimate, the log, the status page and the next period's
@@ -43,11 +44,40 @@
 
 #include "qc_ctl_policy.h"
 
-/* The cost of tree j below the top as the loops see it: 0 where the fit
- * has not measured it, at the largest reply size known of it. */
+/* An unmeasured tree costs this share of the one above it. */
+#define QC_DRY_LOWER 0.1
+
+/* The mean cost of a request from the top tree, over every class that
+ * had arrivals (the loops' model has one a_j for every host). */
+static double qc_dry_top_cost(const qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double r = 0.0, bytes = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double x = cl->xbar[cfg->vs[i].levels - 1];
+
+            r += cl->r;
+            bytes += cl->r * (x > 0.0 ? x : cl->r > 0.0 ? cl->w / cl->r
+                                                          : 0.0);
+        }
+    }
+    return ctl->model.a_tree[0] + ctl->model.b * (r > 0.0 ? bytes / r
+                                                          : 0.0);
+}
+
+/* The cost of tree j below the top as the loops see it: the fit's
+ * where it has measured it (at the largest reply size known of it),
+ * else QC_DRY_LOWER of the tree above's, bytes included, for a reply
+ * size the fit cannot know either. */
 static void qc_dry_model(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
+    double above = qc_dry_top_cost(ctl);
     unsigned i, j;
     int k;
 
@@ -62,8 +92,9 @@ static void qc_dry_model(qc_ctl_t *ctl)
             }
         }
         if (qc_rls_tree_uncertainty(&ctl->rls, j, bytes) > QC_MEASURED) {
-            ctl->model.a_tree[j] = 0.0;
+            ctl->model.a_tree[j] = QC_DRY_LOWER * above;
         }
+        above = ctl->model.a_tree[j] + ctl->model.b * bytes;
     }
 }
 

@@ -83,8 +83,8 @@ static run_t run(cpu_plant_t pl, double prior, double bound, double r,
     return out;
 }
 
-/* On and LogOnly on the same plant and step. */
-static void check_pair(const char *what, cpu_plant_t pl, double prior,
+/* On and LogOnly on the same plant and step; returns LogOnly's run. */
+static run_t check_pair(const char *what, cpu_plant_t pl, double prior,
                        double bound, double times)
 {
     double full = bound / ((COST_FULL + pl.conn)
@@ -104,6 +104,7 @@ static void check_pair(const char *what, cpu_plant_t pl, double prior,
                   what, (unsigned long long)dry.lower);
     ck_assert(dry.would > 0);
     ck_assert(on.lower > 0);
+    return dry;
 }
 
 /* The CPU-bound site (cpu_plant.h, bound 0.6): at 3x the full tree's
@@ -149,9 +150,9 @@ START_TEST(test_link_step)
 }
 END_TEST
 
-/* The virtual plant's saturation: at 10x the full tree the would-be
- * level still does not refuse what the lowest tree carries, and the
- * LogOnly plant's reading is saturated all through. */
+/* The virtual plant's saturation: at 10x the full tree the LogOnly
+ * plant reads saturated all through, and its reading is no measure of
+ * the load; the would-be level is still On's, near the lowest tree. */
 START_TEST(test_saturated_plant)
 {
     cpu_plant_t pl;
@@ -160,13 +161,9 @@ START_TEST(test_saturated_plant)
     memset(&pl, 0, sizeof(pl));
     pl.rng = 109;
     pl.conn = 2e-4;
-    dry = run(pl, 1.0, 0.6, 10.0 * 0.6 / (COST_FULL + pl.conn), 1);
-    printf("cpu, step to 10x, LogOnly: m_med %.2f, min %.2f, saturated "
-           "%.0f%%\n", dry.m_med, dry.m_min, 100.0 * dry.saturated);
+    dry = check_pair("cpu", pl, 1.0, 0.6, 10.0);
     ck_assert(dry.saturated >= 0.99);
-    ck_assert(dry.m_min >= 1.0);
-    ck_assert(dry.m_med < 1.5);
-    ck_assert(dry.lower == 0);
+    ck_assert(dry.m_med < 1.2);
 }
 END_TEST
 
