@@ -30,10 +30,11 @@
  * the tree above's: the prior (QosCtlModel's one cost for every tree)
  * would say that degrading saves nothing, which is the pessimism this
  * plant is here to remove, and nothing at all would leave the level
- * high by the lower tree's share of the top's cost (0.11 over On's on
- * the link testbed, whose reduced photo costs 13% of the full one).
- * A share t in place of the tenth moves the level by about
- * (t - 0.1) (1 - 1/x) at x times the top tree's load at the bound.
+ * high by about the lower tree's share of the top's cost (0.11 over
+ * On's at 3x on the unit tests' link plant, whose reduced photo costs
+ * 13% of the full one, as on bench/testbed).  Where the true share is
+ * t, the would-be level is above On's by about 1.2 (t - 0.1) (1 - 1/x)
+ * at x times the load the top tree carries at the bound.
  *
  * After the decisions the measured values are put back, so the
  * capacity estimate, the log, the status page and the next period's
@@ -49,7 +50,7 @@
 
 /* The mean cost of a request from the top tree, over every class that
  * had arrivals (the loops' model has one a_j for every host). */
-static double qc_dry_top_cost(const qc_ctl_t *ctl)
+static double qc_dry_top_cost(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double r = 0.0, bytes = 0.0;
