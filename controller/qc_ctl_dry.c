@@ -99,36 +99,16 @@ static void qc_dry_model(qc_ctl_t *ctl)
     }
 }
 
-/* Most the connection attempts may scale the counted arrivals by. */
-#define QC_DRY_ATTEMPTS_SCALE 10.0
-
-/*
- * A saturated server decides on requests only as fast as it serves
- * them: under LogOnly, at the top tree's pace, so the arrivals counted
- * fall below what comes (to 40% at 3x on the link testbed) while under
- * On they would be decided at once.  The connection attempts the kernel
- * took (qc_ctl_capacity_tick, requests per connection as last
- * estimated) are counted when they come: the arrivals are at least
- * those.
- */
-static void qc_dry_arrivals(qc_ctl_t *ctl, double dt)
-{
-    double came = (ctl->cp.attempts - ctl->cp.drops) / dt * ctl->cp.rpc;
-    double r = qc_arrivals(ctl);
-
-    if (ctl->cp.attempts > 0.0 && r > 0.0 && came > r) {
-        qc_ctl_scale_arrivals(ctl, fmin(came / r, QC_DRY_ATTEMPTS_SCALE));
-    }
-}
-
 /* Move a class's arrivals to the trees they would have got, 503s the
- * refusals; returns the model load of what would have been. */
+ * refusals; returns the model load of what was served (*served) and of
+ * what would have been (the return). */
 static double qc_dry_class(const qc_ctl_t *ctl, qc_ctl_class_t *cl,
-                           unsigned levels)
+                           unsigned levels, double *served)
 {
     double down = 0.0;
     unsigned k;
 
+    *served += qc_class_model_util(&ctl->model, cl, levels);
     for (k = 0; k < levels && k < QC_MAX_TREES; k++) {
         cl->r_tree[k] += cl->r_would[k];
         down += cl->r_would[k];
@@ -162,6 +142,7 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
     double u = ctl->u_measured, served = 0.0, would = 0.0, demand, v;
     double before = dry->backlog;
     unsigned i;
+    int k;
 
     dry->u = u;
     dry->queued = ctl->queued;
@@ -169,16 +150,11 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
     dry->prev_sent_backlog = ctl->prev_sent_backlog;
     dry->ratio = 1.0;
     qc_dry_model(ctl);
-    for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
-        served += qc_class_model_util(&ctl->model, &ctl->cls[i],
-                                      cfg->vs[i / QC_NCLASSES].levels);
-    }
-    if (rd->known && dt > 0.0 && qc_pi_capped(u)) {
-        qc_dry_arrivals(ctl, dt);
-    }
-    for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
-        would += qc_dry_class(ctl, &ctl->cls[i],
-                              cfg->vs[i / QC_NCLASSES].levels);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            would += qc_dry_class(ctl, qc_cls(ctl, i, k), cfg->vs[i].levels,
+                                  &served);
+        }
     }
     if (!rd->known || !(dt > 0.0)) {
         return;

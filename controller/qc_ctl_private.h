@@ -39,8 +39,6 @@ void qc_ctl_classify(qc_ctl_t *ctl);
  * above `least` (below it, noise)? */
 int qc_jumped(double now, double prev, double least);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
-/* Every class's arrival rates, by tree, refused and would-be, times s. */
-void qc_ctl_scale_arrivals(qc_ctl_t *ctl, double s);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 
 /*

@@ -178,7 +178,7 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
     const qc_ctl_config_t *cfg = ctl->cfg;
     double n = 0.0, s;
     long prev = ctl->queued;
-    unsigned i;
+    unsigned i, j;
     int k;
 
     ctl->queued = queued;
@@ -197,15 +197,6 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
     else if (s < 1.0 / QC_CTL_QUEUE_SCALE) {
         s = 1.0 / QC_CTL_QUEUE_SCALE;
     }
-    qc_ctl_scale_arrivals(ctl, s);
-}
-
-void qc_ctl_scale_arrivals(qc_ctl_t *ctl, double s)
-{
-    const qc_ctl_config_t *cfg = ctl->cfg;
-    unsigned i, j;
-    int k;
-
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
