@@ -134,6 +134,8 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->sent_backlog = -1.0;
     ctl->prev_sent_backlog = -1.0;
     ctl->link_bps = -1.0;
+    ctl->dry.u_prev = -1.0;
+    ctl->dry.ratio = 1.0;
     qc_overflow_init(&ctl->ovf);
     qc_relief_init(&ctl->relief);
     ctl->sat.waiting_prev = -1.0;
@@ -173,7 +175,14 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     qc_ctl_classify(ctl);
     qc_ctl_update_model(ctl);
     qc_ctl_add_queued(ctl, in.queued, in.dt);
-    qc_ctl_policy(ctl);
+    if (ctl->cfg->log_only) {
+        qc_ctl_dry_plant(ctl, in.dt);
+        qc_ctl_policy(ctl);
+        qc_ctl_dry_restore(ctl);
+    }
+    else {
+        qc_ctl_policy(ctl);
+    }
     qc_ctl_capacity_period(ctl, in.dt);
     ctl->prev_u = in.u;
     ctl->periods++;
@@ -190,6 +199,11 @@ int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)
     int surged = down != ctl->tick.surge_down;
 
     ctl->tick.surge_down = down;
+    if (ctl->cfg->log_only && u_tick > 0.0) {
+        /* the virtual plant's reading (qc_ctl_dry.c), scaled as the
+         * period's was */
+        u_tick = fmin(u_tick * ctl->dry.ratio, 1.0);
+    }
     if (!qc_ctl_valve(ctl, dt, u_tick, surged)) {
         return 0;
     }

@@ -66,6 +66,8 @@ typedef struct {
     qc_power_t power;           /* opened before privileges are dropped */
     int log_fd;                 /* QosCtlLog, -1 for none */
     int state_fd;               /* QosCtlStateFile, -1 for none */
+    int log_only;               /* QosCtl LogOnly: decide on a virtual
+                                 * plant (qc_ctl_dry.c) */
 } qc_ctl_config_t;
 
 typedef struct {
@@ -74,6 +76,7 @@ typedef struct {
     apr_uint64_t lresp[QC_MAX_TREES + 1];
     apr_uint64_t lbytes[QC_MAX_TREES + 1];
     apr_uint64_t buckets[QC_BUCKETS];
+    apr_uint64_t would[QC_MAX_TREES];       /* LogOnly's would_arrived */
 } qc_ctl_counts_t;
 
 typedef struct {
@@ -84,6 +87,9 @@ typedef struct {
     double r;                   /* arrivals/s, rejected included */
     double r_tree[QC_MAX_TREES + 1];    /* arrivals/s by tree, 0 rejected */
     double r_rej;
+    /* LogOnly: arrivals/s the actuator would have sent below the top,
+     * by tree, 0 rejected (each counted at the top in r_tree) */
+    double r_would[QC_MAX_TREES];
     double r_served;            /* replies completed/s */
     double r_served_tree[QC_MAX_TREES + 1];     /* by tree served from */
     double w;                   /* bytes/s of replies completed */
@@ -189,6 +195,16 @@ typedef struct {
     double syn_total, synack_total, syn_ratio;
 } qc_ctl_capest_t;
 
+/* LogOnly's virtual plant (qc_ctl_dry.c): the readings it stands in
+ * for while the decisions are made, and its own state. */
+typedef struct {
+    double u, sent_backlog, prev_sent_backlog;  /* as measured */
+    long queued;
+    double u_prev;              /* its last reading, < 0 none */
+    double backlog;             /* seconds of work it has yet to do */
+    double ratio;               /* its reading over the measured one */
+} qc_ctl_dry_t;
+
 /*
  * The controller's state, by stage: what sensing keeps of the last
  * period, the fit, the loops, best effort's mode and the mechanisms it
@@ -230,6 +246,7 @@ typedef struct {
     qc_relief_t relief;         /* whether refusing lowers the load */
     qc_ctl_ticks_t tick;
     qc_ctl_capest_t cp;
+    qc_ctl_dry_t dry;
     apr_uint32_t warnings;      /* QC_WARN_* */
     char *logbuf;               /* one period of QosCtlLog */
     apr_size_t logcap;

@@ -203,10 +203,6 @@ double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest)
  */
 #define QC_REJECT_SAVES 0.5
 
-/* The fit has measured a tree's cost once its uncertainty is below this
- * share of the prior's (qc_rls_a_uncertainty). */
-#define QC_MEASURED 0.2
-
 void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                       unsigned levels, double *r, double *u0,
                       double *u1)

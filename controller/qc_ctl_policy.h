@@ -48,6 +48,10 @@
 /* A test's reading this close to the fitted background confirms it. */
 #define QC_CTL_TEST_NOISE 0.95
 
+/* The fit has measured a tree's cost once its uncertainty is below this
+ * share of the prior's (qc_rls_a_uncertainty). */
+#define QC_MEASURED 0.2
+
 /* qc_ctl_model.c */
 
 /*

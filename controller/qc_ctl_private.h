@@ -43,6 +43,14 @@ int qc_jumped(double now, double prev, double least);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 
+/*
+ * qc_ctl_dry.c, under QosCtl LogOnly: after the fit, the readings and
+ * arrivals the would-be levels would have given, for the decisions;
+ * after them, the measured ones back.
+ */
+void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt);
+void qc_ctl_dry_restore(qc_ctl_t *ctl);
+
 /* The background the loops use, from the fit: its intercept may go below
  * 0 to absorb what the linear costs miss; as background load it is 0
  * then (a negative one raised the targets over the bound: 0.98 for a

@@ -31,6 +31,9 @@ void qc_ctl_read_counts(qc_class_shm_t *cs, unsigned levels,
     for (k = 0; k < QC_BUCKETS; k++) {
         c->buckets[k] = apr_atomic_read64(&cs->bucket_arrived[k]);
     }
+    for (k = 0; k < levels && k < QC_MAX_TREES; k++) {
+        c->would[k] = apr_atomic_read64(&cs->would_arrived[k]);
+    }
 }
 
 /* Counters only grow; a smaller value means a new segment: no rate. */
@@ -52,6 +55,9 @@ static void qc_sense_class(qc_ctl_class_t *cl, qc_class_shm_t *cs,
         cl->r += cl->r_tree[k];
     }
     cl->r_rej = cl->r_tree[0];
+    for (k = 0; k < levels && k < QC_MAX_TREES; k++) {
+        cl->r_would[k] = qc_rate(now.would[k], cl->prev.would[k], dt);
+    }
     cl->r_served = qc_rate(now.responses, cl->prev.responses, dt);
     cl->w = qc_rate(now.bytes, cl->prev.bytes, dt);
     for (k = 1; k <= levels; k++) {
@@ -199,6 +205,9 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
             cl->r_rej *= s;
             for (j = 0; j <= cfg->vs[i].levels; j++) {
                 cl->r_tree[j] *= s;
+            }
+            for (j = 0; j < cfg->vs[i].levels && j < QC_MAX_TREES; j++) {
+                cl->r_would[j] *= s;
             }
         }
     }

@@ -157,6 +157,7 @@ static qc_ctl_config_t *qc_ctl_config(apr_pool_t *p, server_rec *s)
     cfg->a0 = g->model_a;
     cfg->b0 = g->model_b;
     cfg->c0 = g->model_c;
+    cfg->log_only = g->log_only;
     cfg->shm = qc_rt.shm;
     cfg->nvs = qc_rt.servers->nelts;
     cfg->vs = apr_pcalloc(p, sizeof(qc_ctl_vs_t) * (cfg->nvs + 1));

@@ -179,6 +179,13 @@ def test_overload_on_a_link_is_served_in_full(linkbed):  # noqa: F811
     assert would["degraded_share"] + would["rejected_share"] > 0.05, would
     assert any(" would-degrade " in line or " would-reject " in line
                for line in img), img[:20]
+    # ... as far as On would: the lowest tree carries this load, so the
+    # would-be level holds above it and refuses nothing (decided on the
+    # virtual plant, controller/qc_ctl_dry.c; on the saturated link
+    # itself it went to the lowest tree and below, 4% would-be 503s)
+    loaded = sorted(r["m"] for r in rows if r["R"] > 0)
+    assert loaded[len(loaded) // 2] > 1.05, loaded
+    assert would["rejected_share"] <= 0.01, would
     # what it says it would do matches its counts (a reply still on the
     # link when the server stops may go unlogged)
     noted = sum(1 for line in img if " would-" in line)

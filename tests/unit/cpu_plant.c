@@ -32,10 +32,18 @@ double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
 {
     double m = qc_level_from_fx(apr_atomic_read32(&cs->level_fx));
     double s[3], n[3], cost = cpu_shares(pl, m, s), r, work, done;
+    double would[3];
     unsigned k;
 
+    if (pl->log_only) {
+        memcpy(would, s, sizeof(would));
+        cost = cpu_shares(pl, 2.0, s);
+    }
     r = plant_clients_rate(&pl->cl, pl->r, s[0], cost,
                            fmax(1.0 - pl->background, 0.02) / cost);
+    for (k = 0; pl->log_only && k < 2; k++) {
+        apr_atomic_add64(&cs->would_arrived[k], (apr_uint64_t)(r * would[k]));
+    }
     for (k = 0; k <= 2; k++) {
         n[k] = r * s[k];
     }
@@ -66,6 +74,14 @@ double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
     return work > 1.0 ? 1.0 : work;
 }
 
+void link_plant(cpu_plant_t *pl, unsigned long long rng)
+{
+    memset(pl, 0, sizeof(*pl));
+    pl->rng = rng;
+    pl->scale = 5.32e-3 / COST_FULL;
+    pl->snap = 0.70e-3 / pl->scale;
+    pl->conn = 1e-5;            /* a handshake costs the link nothing */
+}
 
 /* One best-effort host with two trees, prior a0 per request, c0 per
  * refusal. */

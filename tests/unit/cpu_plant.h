@@ -36,10 +36,18 @@ typedef struct {
     double noise;               /* relative, if not 0.02 */
     double scale;               /* every cost times this, if not 0 */
     plant_clients_t cl;         /* r is the open clients' rate */
+    /* QosCtl LogOnly: every request served from the top tree, each the
+     * level would have sent lower counted in would_arrived. */
+    int log_only;
 } cpu_plant_t;
 
 /* The clients of a positional cpu_plant_t: open, no retries. */
 #define CPU_OPEN { 0.0, 0.0, 0, 0.0 }
+
+/* The link testbed's costs in the same plant (bench/testbed: 100
+ * Mbit/s, a 64 KB photo 5.32 ms of it, its degraded copy 0.70 ms, a 503
+ * 35 us). */
+void link_plant(cpu_plant_t *pl, unsigned long long rng);
 
 typedef struct {
     qc_ctl_vs_t vs;

@@ -1,0 +1,200 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * QosCtl LogOnly's virtual plant: the last step of sensing.  Under
+ * LogOnly every request is served from the top tree, so what the sensor
+ * reads is the load of levels no decision lowers; decided on it, the
+ * loops see a resource they cannot relieve and the would-be level runs
+ * down to the lowest tree and below.  So the decisions (qc_ctl_policy)
+ * read instead what the server would have read at the would-be levels:
+ *
+ *  - the arrivals by the tree they would have got (would_arrived), 503s
+ *    the ones that would have been refused;
+ *  - a reading of the measured load less what those requests would have
+ *    saved: with the resource unsaturated, the measured load beyond the
+ *    background scaled by the model's load of the would-be mix over that
+ *    of what was served (the period's own calibration of the top tree,
+ *    which is real data); saturated, the reading bounds the load from
+ *    below only, so the demand is the model's: the arrival counts times
+ *    the would-be trees' costs, calibrated by the larger of the
+ *    calibration in force and what the capped reading implies;
+ *  - a queue of its own: work over the capacity is carried to the next
+ *    period, read as saturation until it is done, and stands for the
+ *    link's and the accept queues' (which hold the top tree's backlog).
+ *
+ * The fit has already learnt from the period as it was served (its
+ * sample is the replies by the tree that served them and the sensor),
+ * so it learns the top tree's cost and the background, and nothing of
+ * the trees below, which served nothing.  Their costs are what the fit
+ * has measured (a state file from a run under On), else a tenth of
+ * the tree above's: the prior (QosCtlModel's one cost for every tree)
+ * would say that degrading saves nothing, which is the pessimism this
+ * plant is here to remove, and nothing at all would leave the level
+ * high by about the lower tree's share of the top's cost (0.11 over
+ * On's at 3x on the unit tests' link plant, whose reduced photo costs
+ * 13% of the full one, as on bench/testbed).  Where the true share is
+ * t, the would-be level is above On's by about 1.2 (t - 0.1) (1 - 1/x)
+ * at x times the load the top tree carries at the bound.
+ *
+ * After the decisions the measured values are put back, so the
+ * capacity estimate, the log, the status page and the next period's
+ * sensing see the server as it is.
+ */
+
+#include <math.h>
+
+#include "qc_ctl_policy.h"
+
+/* An unmeasured tree costs this share of the one above it. */
+#define QC_DRY_LOWER 0.1
+
+/* The mean cost of a request from the top tree, over every class that
+ * had arrivals (the loops' model has one a_j for every host). */
+static double qc_dry_top_cost(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double r = 0.0, bytes = 0.0;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+            double x = cl->xbar[cfg->vs[i].levels - 1];
+
+            r += cl->r;
+            bytes += cl->r * (x > 0.0 ? x : cl->r > 0.0 ? cl->w / cl->r
+                                                          : 0.0);
+        }
+    }
+    return ctl->model.a_tree[0] + ctl->model.b * (r > 0.0 ? bytes / r
+                                                          : 0.0);
+}
+
+/* The cost of tree j below the top as the loops see it: the fit's
+ * where it has measured it (at the largest reply size known of it),
+ * else QC_DRY_LOWER of the tree above's, bytes included, for a reply
+ * size the fit cannot know either. */
+static void qc_dry_model(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double above = qc_dry_top_cost(ctl);
+    unsigned i, j;
+    int k;
+
+    for (j = 1; j < QC_MAX_TREES; j++) {
+        double bytes = 0.0;
+
+        for (i = 0; i < cfg->nvs; i++) {
+            for (k = 0; k < QC_NCLASSES && j < cfg->vs[i].levels; k++) {
+                bytes = fmax(bytes,
+                             qc_cls(ctl, i, k)->xbar[cfg->vs[i].levels
+                                                     - j - 1]);
+            }
+        }
+        if (qc_rls_tree_uncertainty(&ctl->rls, j, bytes) > QC_MEASURED) {
+            ctl->model.a_tree[j] = QC_DRY_LOWER * above;
+        }
+        above = ctl->model.a_tree[j] + ctl->model.b * bytes;
+    }
+}
+
+/* Move a class's arrivals to the trees they would have got, 503s the
+ * refusals; returns the model load of what was served (*served) and of
+ * what would have been (the return). */
+static double qc_dry_class(const qc_ctl_t *ctl, qc_ctl_class_t *cl,
+                           unsigned levels, double *served)
+{
+    double down = 0.0;
+    unsigned k;
+
+    *served += qc_class_model_util(&ctl->model, cl, levels);
+    for (k = 0; k < levels && k < QC_MAX_TREES; k++) {
+        cl->r_tree[k] += cl->r_would[k];
+        down += cl->r_would[k];
+    }
+    cl->r_tree[levels] = fmax(cl->r_tree[levels] - down, 0.0);
+    cl->r_rej = cl->r_tree[0];
+    return qc_class_model_util(&ctl->model, cl, levels);
+}
+
+/* The load the server would have had, before any queue: see above. */
+static double qc_dry_demand(const qc_ctl_t *ctl, double u, double served,
+                            double would)
+{
+    double d = fmin(ctl->model.d, u), k;
+
+    if (served < QC_CALIB_MIN_LOAD) {
+        return fmax(u - ctl->calib.k * (served - would), 0.0);
+    }
+    k = (u - d) / served;
+    if (qc_pi_capped(u)) {
+        return d + fmax(k, ctl->calib.k) * would;
+    }
+    return d + k * would;
+}
+
+void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_ctl_dry_t *dry = &ctl->dry;
+    qc_reading_t *rd = &ctl->reading;
+    double u = ctl->u_measured, served = 0.0, would = 0.0, demand, v;
+    double before = dry->backlog;
+    unsigned i;
+    int k;
+
+    dry->u = u;
+    dry->queued = ctl->queued;
+    dry->sent_backlog = ctl->sent_backlog;
+    dry->prev_sent_backlog = ctl->prev_sent_backlog;
+    dry->ratio = 1.0;
+    qc_dry_model(ctl);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            would += qc_dry_class(ctl, qc_cls(ctl, i, k), cfg->vs[i].levels,
+                                  &served);
+        }
+    }
+    if (!rd->known || !(dt > 0.0)) {
+        return;
+    }
+    demand = qc_dry_demand(ctl, u, served, would);
+    if (u >= QC_PI_UNCAPPED) {
+        /* a link declared below what it carries: no cap to model */
+        v = demand;
+        dry->backlog = 0.0;
+    }
+    else {
+        v = fmin(demand + before / dt, 1.0);
+        dry->backlog = fmax(before + (demand - 1.0) * dt, 0.0);
+    }
+    ctl->u_measured = v;
+    dry->ratio = u > 0.0 ? v / u : 1.0;
+    rd->saturated = qc_pi_capped(v);
+    rd->fresh = !qc_pi_capped(dry->u_prev);
+    if (ctl->queued >= 0) {
+        ctl->queued = dry->backlog > 0.0 ? ctl->queued : 0;
+    }
+    if (ctl->sent_backlog >= 0.0) {
+        ctl->sent_backlog = dry->backlog;
+    }
+    if (ctl->prev_sent_backlog >= 0.0) {
+        ctl->prev_sent_backlog = before;
+    }
+}
+
+void qc_ctl_dry_restore(qc_ctl_t *ctl)
+{
+    qc_ctl_dry_t *dry = &ctl->dry;
+    qc_reading_t *rd = &ctl->reading;
+
+    dry->u_prev = rd->known ? ctl->u_measured : -1.0;
+    ctl->u_measured = dry->u;
+    rd->saturated = qc_pi_capped(dry->u);
+    rd->fresh = !qc_pi_capped(ctl->prev_u);
+    ctl->queued = dry->queued;
+    ctl->sent_backlog = dry->sent_backlog;
+    ctl->prev_sent_backlog = dry->prev_sent_backlog;
+    qc_ctl_model_from_rls(ctl);
+}
