@@ -492,7 +492,8 @@ def read_log(path, vhost_prefix="10.213"):
         for line in f:
             r = dict(zip(header, line.rstrip("\n").split("\t")))
             if r["class"] == "basic" and r["vserver"].startswith("localhost"):
-                rows.append({k: (v if k in ("vserver", "class") else float(v))
+                rows.append({k: (v if k in ("vserver", "class", "why")
+                                  else float(v))
                              for k, v in r.items()})
     return rows
 
