@@ -246,14 +246,12 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
 }
 
 /*
- * The tree a client's keep-alive connection was given, at which level
- * and when, so that the next request of the page keeps it while
- * qc_level_keeps says so.  In the connection's pool, made by the first
- * request decided below the top: on a connection that served one
- * already (at the top, or it would have a record), the top, so that a
- * page a step meets keeps it to its end.  None for HTTP/2's streams,
- * which share a connection across threads (a client's streams keep its
- * tree by its hash).
+ * The tree a client's keep-alive connection was given, and at which
+ * level, kept while qc_level_keeps says so.  In the connection's pool,
+ * made by the first request decided below the top: on a connection that
+ * served one already (at the top, or it would have a record), the top,
+ * so that a page a step meets keeps it to its end.  None for HTTP/2's
+ * streams, which share a connection across threads.
  */
 typedef struct {
     const qc_slot_t *slot;
@@ -265,10 +263,18 @@ typedef struct {
     unsigned level;
 } qc_kept_t;
 
-static void qc_kept_set(qc_kept_t *k, const request_rec *r,
-                        const qc_server_conf *c, const qc_request_t *rq,
-                        double n, apr_uint32_t m_fx, unsigned level)
+/* The connection's record, made if need be, set to a tree given now. */
+static qc_kept_t *qc_kept_set(const request_rec *r, const qc_server_conf *c,
+                              const qc_request_t *rq, double n,
+                              apr_uint32_t m_fx, unsigned level)
 {
+    conn_rec *conn = r->connection;
+    qc_kept_t *k = ap_get_module_config(conn->conn_config, &qosctl_module);
+
+    if (!k) {
+        k = apr_palloc(conn->pool, sizeof(*k));
+        ap_set_module_config(conn->conn_config, &qosctl_module, k);
+    }
     k->slot = c->slot;
     k->n = n;
     k->last = r->request_time;
@@ -276,6 +282,7 @@ static void qc_kept_set(qc_kept_t *k, const request_rec *r,
     k->m0_fx = m_fx;
     k->cls = (unsigned)rq->cls;
     k->level = level;
+    return k;
 }
 
 static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
@@ -290,9 +297,7 @@ static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
         if (conn->master || conn->keepalives == 0 || m_fx < QC_LEVEL_ONE) {
             return -1;
         }
-        k = apr_palloc(conn->pool, sizeof(*k));
-        ap_set_module_config(conn->conn_config, &qosctl_module, k);
-        qc_kept_set(k, r, c, rq, n, m_fx, c->levels);
+        k = qc_kept_set(r, c, rq, n, m_fx, c->levels);
     }
     gap = (double)(r->request_time - k->last) / APR_USEC_PER_SEC;
     k->last = r->request_time;
@@ -309,18 +314,9 @@ static void qc_keep_level(request_rec *r, const qc_server_conf *c,
                           const qc_request_t *rq, double n,
                           apr_uint32_t m_fx)
 {
-    conn_rec *conn = r->connection;
-    qc_kept_t *k;
-
-    if (conn->master || rq->kept) {
-        return;
+    if (!r->connection->master && !rq->kept) {
+        qc_kept_set(r, c, rq, n, m_fx, rq->level);
     }
-    k = ap_get_module_config(conn->conn_config, &qosctl_module);
-    if (!k) {
-        k = apr_palloc(conn->pool, sizeof(*k));
-        ap_set_module_config(conn->conn_config, &qosctl_module, k);
-    }
-    qc_kept_set(k, r, c, rq, n, m_fx, rq->level);
 }
 
 static qc_request_t *qc_note_new(request_rec *r)
