@@ -530,14 +530,15 @@ def test_soak_runs_half_a_minute_and_plots(site, tmp_path):
     print(p.stdout[-4000:], p.stderr[-3000:])
     assert p.returncode == 0
     assert "Traceback" not in p.stdout + p.stderr
-    for name in ("samples.tsv", "segments.tsv", "summary.txt"):
+    for name in ("samples.tsv", "segments.tsv", "httperf.txt",
+                 "summary.txt"):
         assert (tmp_path / name).stat().st_size > 0, name
     png = (tmp_path / "soak.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10000
     text = (tmp_path / "summary.txt").read_text()
     assert text == p.stdout[p.stdout.index("soak: "):]
     for field in ("requests: ", " offered, ", " 503), ", "client errors (",
-                  "timeout ", "refused ", "reset ",
+                  "timeout ", "refused ", "reset ", "no fd ", "other ",
                   "fail-open windows (1-s samples): ",
                   "control back after the kill at ",
                   "control back after the graceful at ",
