@@ -539,7 +539,7 @@ def test_soak_runs_half_a_minute_and_plots(site, tmp_path):
     assert text == p.stdout[p.stdout.index("soak: "):]
     for field in ("requests: ", " offered, ", " 503), ", "client errors (",
                   "timeout ", "refused ", "reset ", "no fd ", "other ",
-                  "fail-open windows (1-s samples): ",
+                  "fail-open windows (status page every ",
                   "control back after the kill at ",
                   "control back after the graceful at ",
                   "errors by the event in their segment: ",
