@@ -510,3 +510,40 @@ def test_robustness_runs_client_models_beside_the_fixed_servers(site):
         assert vs[-1] == 1.0 and 0 <= vs[0] <= 1.0
     assert all(float(r["goodput"]) > 0 for r in rows)
     assert any("best fixed" in g["goal"] for g in doc["goals"])
+
+
+SOAK = os.path.join(qcbench.SRCDIR, "bench", "soak")
+
+
+def test_soak_runs_half_a_minute_and_plots(site, tmp_path):
+    """bench/soak for 30 s with a controller SIGKILL and a graceful
+    restart 10 s apart and a few slow agent clients: it finishes, writes
+    its TSVs, summary and a PNG plot, and the summary has every field
+    the results table takes.  The figures are bench/soak's to print."""
+    import subprocess
+    p = subprocess.run(
+        [sys.executable, SOAK, "--minutes", "0.5", "--every", "10",
+         "--events", "kill,graceful", "--agent-drip", "5",
+         "--site", site, "--out", str(tmp_path),
+         "--prefix", "qk%d" % (os.getpid() % 1000)],
+        capture_output=True, text=True, timeout=600)
+    print(p.stdout[-4000:], p.stderr[-3000:])
+    assert p.returncode == 0
+    assert "Traceback" not in p.stdout + p.stderr
+    for name in ("samples.tsv", "segments.tsv", "httperf.txt",
+                 "summary.txt"):
+        assert (tmp_path / name).stat().st_size > 0, name
+    png = (tmp_path / "soak.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10000
+    text = (tmp_path / "summary.txt").read_text()
+    assert text == p.stdout[p.stdout.index("soak: "):]
+    for field in ("requests: ", " offered, ", " 503), ", "client errors (",
+                  "timeout ", "refused ", "reset ", "no fd ", "other ",
+                  "fail-open windows (status page every ",
+                  "control back after the kill at ",
+                  "control back after the graceful at ",
+                  "errors by the event in their segment: ",
+                  "controllers restarted: ", "drip of 5 on the agent: ",
+                  "verdict: too short to tell growth"):
+        assert field in text, field
+    assert "SIGKILL controller" in text and "graceful restart" in text
