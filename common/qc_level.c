@@ -205,7 +205,7 @@ void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
 }
 
 int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
-                   unsigned level, unsigned run, double gap)
+                   unsigned level, unsigned run, double age, double gap)
 {
     unsigned whole = m_fx / QC_LEVEL_ONE;
     unsigned moved = m_fx > m0_fx ? m_fx - m0_fx : m0_fx - m_fx;
@@ -214,7 +214,8 @@ int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
         || level == 0 || level > clamp_trees(M)) {
         return 0;
     }
-    if (gap >= 0.0 && gap < QC_KEEP_GAP && run < QC_KEEP_RUN) {
+    if (gap >= 0.0 && gap < QC_KEEP_GAP && run < QC_KEEP_RUN
+        && age >= 0.0 && age < QC_KEEP_AGE) {
         return 1;
     }
     if (moved > QC_KEEP_FX) {

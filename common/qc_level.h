@@ -145,28 +145,29 @@ void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
 
 /*
  * Whether a client's keep-alive connection keeps the tree (level) it was
- * given at m0_fx, now that the level is m_fx; `run`: the requests of the
- * page so far (since the pick, or a request after a pause of QC_KEEP_GAP
- * seconds or more), `gap`: seconds since the connection's last request.
- * Within a page (gap < QC_KEEP_GAP) of at most QC_KEEP_RUN requests,
- * whatever m does: the rest of a page that a step meets half fetched
- * (at the top too: the first request below it on a connection that
- * served one keeps the top), however slowly a congested link sends it.
- * Else while m moves no more than QC_KEEP_FX from m0 and the tree is one
- * of the two around m (at an integral m, the one tree), so that a
- * client's pages come from one tree however its requests fall against
- * the balance, the surge guard and the level's small moves.  Never below
- * m = 1, where each request draws (a refused client's retry has anyone's
- * odds), nor at the top.  A move past QC_KEEP_FX picks afresh at the
- * next page: what a kept connection holds back from the loop is at most
- * that much of a tree, or QC_KEEP_RUN of one connection's requests.
+ * given at m0_fx, now that the level is m_fx.  A page is the requests
+ * since the pick, or since a request after a pause of QC_KEEP_GAP
+ * seconds or more: `run` of them so far, its first `age` seconds ago;
+ * `gap`: seconds since the connection's last request.  Within a page
+ * (gap < QC_KEEP_GAP) of at most QC_KEEP_RUN requests and QC_KEEP_AGE
+ * seconds, whatever m does: the rest of a page that a step meets half
+ * fetched (at the top too: the first request below it on a connection
+ * that served one keeps the top).  Else while m moves no more than
+ * QC_KEEP_FX from m0 and the tree is one of the two around m (at an
+ * integral m, the one tree), so that a client's pages come from one tree
+ * however its requests fall against the balance, the surge guard and
+ * the level's small moves.  Never below m = 1, where each request draws
+ * (a refused client's retry has anyone's odds), nor at the top.  What a
+ * kept connection holds back from the loop is at most QC_KEEP_FX of a
+ * tree, or a page: a second of a client that never pauses.
  */
 #define QC_KEEP_FX (QC_LEVEL_ONE / 10)
 #define QC_KEEP_GAP 0.5
 #define QC_KEEP_RUN 32
+#define QC_KEEP_AGE 1.0
 
 int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
-                   unsigned level, unsigned run, double gap);
+                   unsigned level, unsigned run, double age, double gap);
 
 /* m <-> fixed point, rounded to nearest, clamped to [0, M], NaN -> M. */
 unsigned qc_level_to_fx(double m, unsigned M);

@@ -256,7 +256,7 @@ static QC_RARE unsigned qc_pick(const qc_server_conf *c,
 typedef struct {
     const qc_slot_t *slot;
     double n;
-    apr_time_t last;            /* the connection's last request */
+    apr_time_t since, last;     /* the page's first request, the last */
     apr_uint32_t m0_fx;
     unsigned run;               /* the page's requests so far */
     unsigned cls;
@@ -277,7 +277,7 @@ static qc_kept_t *qc_kept_set(const request_rec *r, const qc_server_conf *c,
     }
     k->slot = c->slot;
     k->n = n;
-    k->last = r->request_time;
+    k->since = k->last = r->request_time;
     k->run = 0;
     k->m0_fx = m_fx;
     k->cls = (unsigned)rq->cls;
@@ -303,8 +303,13 @@ static int qc_kept_level(const request_rec *r, const qc_server_conf *c,
     k->last = r->request_time;
     if (k->slot == c->slot && k->cls == (unsigned)rq->cls && k->n == n
         && qc_level_keeps(k->m0_fx, m_fx, c->levels, k->level, k->run,
-                          gap)) {
-        k->run = gap < QC_KEEP_GAP ? k->run + 1 : 0;    /* or a new page */
+                          (double)(r->request_time - k->since)
+                          / APR_USEC_PER_SEC, gap)) {
+        if (gap >= QC_KEEP_GAP) {               /* a new page */
+            k->run = 0;
+            k->since = r->request_time;
+        }
+        k->run++;
         return (int)k->level;
     }
     return -1;

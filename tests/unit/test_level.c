@@ -653,46 +653,49 @@ START_TEST(keep_while_the_level_holds)
      */
     unsigned m0 = qc_level_to_fx(1.43, 3);
 
-    ck_assert(qc_level_keeps(m0, m0, 3, 1, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(qc_level_keeps(m0, m0, 3, 2, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 3, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 0, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(qc_level_keeps(m0, m0 + QC_KEEP_FX, 3, 2, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(qc_level_keeps(m0, m0 - QC_KEEP_FX, 3, 1, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(!qc_level_keeps(m0, m0 + QC_KEEP_FX + 1, 3, 2, QC_KEEP_RUN, QC_KEEP_GAP));
-    ck_assert(!qc_level_keeps(m0, m0 - QC_KEEP_FX - 1, 3, 1, QC_KEEP_RUN, QC_KEEP_GAP));
+    ck_assert(qc_level_keeps(m0, m0, 3, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(qc_level_keeps(m0, m0, 3, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 3, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 0, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(qc_level_keeps(m0, m0 + QC_KEEP_FX, 3, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(qc_level_keeps(m0, m0 - QC_KEEP_FX, 3, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(!qc_level_keeps(m0, m0 + QC_KEEP_FX + 1, 3, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
+    ck_assert(!qc_level_keeps(m0, m0 - QC_KEEP_FX - 1, 3, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     /* a move across an integer, within the tenth: the tree must be
      * one of the two around the new m */
     ck_assert(qc_level_keeps(qc_level_to_fx(1.97, 3),
-                             qc_level_to_fx(2.03, 3), 3, 2, QC_KEEP_RUN, QC_KEEP_GAP));
+                             qc_level_to_fx(2.03, 3), 3, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.97, 3),
-                              qc_level_to_fx(2.03, 3), 3, 1, QC_KEEP_RUN, QC_KEEP_GAP));
+                              qc_level_to_fx(2.03, 3), 3, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     ck_assert(qc_level_keeps(qc_level_to_fx(1.97, 3),
-                             qc_level_to_fx(2.0, 3), 3, 2, QC_KEEP_RUN, QC_KEEP_GAP));
+                             qc_level_to_fx(2.0, 3), 3, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.97, 3),
-                              qc_level_to_fx(2.0, 3), 3, 1, QC_KEEP_RUN, QC_KEEP_GAP));
+                              qc_level_to_fx(2.0, 3), 3, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     /* the relief bar's "lowest tree" is m = 1 exactly: nothing above */
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.05, 2),
-                              qc_level_to_fx(1.0, 2), 2, 2, QC_KEEP_RUN, QC_KEEP_GAP));
+                              qc_level_to_fx(1.0, 2), 2, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(0.95, 2),
-                              qc_level_to_fx(0.95, 2), 2, 1, QC_KEEP_RUN, QC_KEEP_GAP));
+                              qc_level_to_fx(0.95, 2), 2, 1, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.95, 2),
-                              qc_level_to_fx(2.0, 2), 2, 2, QC_KEEP_RUN, QC_KEEP_GAP));
+                              qc_level_to_fx(2.0, 2), 2, 2, QC_KEEP_RUN, 0.0, QC_KEEP_GAP));
     /* within a page (requests back to back, at most QC_KEEP_RUN of
      * them), whatever m does above 1: a step met half way through a
      * page, at the top too */
     ck_assert(qc_level_keeps(qc_level_to_fx(1.9, 2),
-                             qc_level_to_fx(1.2, 2), 2, 2, 0, 0.0));
+                             qc_level_to_fx(1.2, 2), 2, 2, 0, 0.0, 0.0));
     ck_assert(qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
-                             QC_KEEP_RUN - 1, QC_KEEP_GAP / 2));
+                             QC_KEEP_RUN - 1, QC_KEEP_AGE / 2,
+                             QC_KEEP_GAP / 2));
     ck_assert(!qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
-                              QC_KEEP_RUN, 0.0));
+                              QC_KEEP_RUN, 0.0, 0.0));
     ck_assert(!qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
-                              0, QC_KEEP_GAP));
+                              0, QC_KEEP_AGE, 0.0));
+    ck_assert(!qc_level_keeps(m0, qc_level_to_fx(2.6, 3), 3, 1,
+                              0, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.9, 2),
-                              qc_level_to_fx(0.9, 2), 2, 2, 0, 0.0));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 0, 0, 0.0));
-    ck_assert(!qc_level_keeps(m0, m0, 3, 4, 0, 0.0));
+                              qc_level_to_fx(0.9, 2), 2, 2, 0, 0.0, 0.0));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 0, 0, 0.0, 0.0));
+    ck_assert(!qc_level_keeps(m0, m0, 3, 4, 0, 0.0, 0.0));
 }
 END_TEST
 
@@ -716,7 +719,7 @@ START_TEST(kept_connections_pay_the_balance)
 
         for (k = 0; k < 11; k++) {
             if (k > 0) {
-                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv, 0, 0.0));
+                ck_assert(qc_level_keeps(m_fx, m_fx, 2, lv, 0, 0.0, 0.0));
                 qc_level_pay(m_fx, share_fx, 2, lv, qc_test_balance_add,
                              &balance);
             }
