@@ -390,9 +390,7 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
  * is counted, and one that comes past the rate the controller last
  * published is served from its host's lowest tree.  It never lowers a
  * request below that tree, nor touches a guaranteed host, whose own
- * loop holds its share, nor a keep-alive connection's later requests: a
- * surge is new connections (a connection's next request waits for its
- * last reply), and a page's objects keep one tree.  The heartbeat is
+ * loop holds its share, nor a connection's kept tree.  The heartbeat is
  * read before the base, which the controller writes before it: a new
  * base is never read against an old period's start, which would count
  * every request as past it.
@@ -404,8 +402,7 @@ static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
     double seq = (double)qc_add64(&q->surge_arrived, 1);
     apr_time_t since;
 
-    if (rq->level <= 1 || c->guaranteed || rq->kept
-        || r->connection->keepalives > 0) {
+    if (rq->level <= 1 || c->guaranteed || rq->kept) {
         return;
     }
     since = r->request_time
