@@ -218,7 +218,7 @@ int qc_level_keeps(unsigned m0_fx, unsigned m_fx, unsigned M,
         && age >= 0.0 && age < QC_KEEP_AGE) {
         return 1;
     }
-    if (moved > QC_KEEP_FX) {
+    if (moved > QC_KEEP_FX || level == clamp_trees(M)) {
         return 0;
     }
     if (m_fx % QC_LEVEL_ONE == 0) {

@@ -694,6 +694,12 @@ START_TEST(keep_while_the_level_holds)
                               0, 0.0, QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(qc_level_to_fx(1.9, 2),
                               qc_level_to_fx(0.9, 2), 2, 2, 0, 0.0, 0.0));
+    /* the top, kept for a page, is not kept past it */
+    ck_assert(qc_level_keeps(qc_level_to_fx(2.95, 3),
+                             qc_level_to_fx(2.9, 3), 3, 3, 0, 0.0, 0.0));
+    ck_assert(!qc_level_keeps(qc_level_to_fx(2.95, 3),
+                              qc_level_to_fx(2.9, 3), 3, 3, 0, 0.0,
+                              QC_KEEP_GAP));
     ck_assert(!qc_level_keeps(m0, m0, 3, 0, 0, 0.0, 0.0));
     ck_assert(!qc_level_keeps(m0, m0, 3, 4, 0, 0.0, 0.0));
 }
