@@ -165,8 +165,8 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s,
 /*
  * The segment for n hosts: the one a previous configuration left on the
  * process pool when it fits, else a new one.  A grown segment carries
- * every host's counts over (old children still finishing requests keep
- * writing into the old one).  A segment of another layout (a module
+ * every host's counts and the status page's history over (old children
+ * still finishing requests keep writing into the old one).  A segment of another layout (a module
  * upgrade over a graceful restart) is never read: its counts are lost.
  */
 static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
@@ -201,8 +201,14 @@ static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
     }
     if (old) {
         memcpy(q->slots, old->slots, old->capacity * sizeof(qc_slot_t));
-        /* Clients keep their trees across the move. */
+        /* Clients keep their trees across the move, and the status
+         * page its chart. */
         q->secret = old->secret;
+        memcpy((void *)q->hist_time, (const void *)old->hist_time,
+               sizeof(q->hist_time));
+        memcpy((void *)q->hist_u, (const void *)old->hist_u,
+               sizeof(q->hist_u));
+        q->hist_count = old->hist_count;
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
                      "QosCtl: %u virtual hosts outgrew the shared "
                      "segment; counts of requests still finishing in "

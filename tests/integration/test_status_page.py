@@ -241,3 +241,28 @@ def test_htaccess_gets_its_own_host_only(server_factory):
     assert {tenant, "other.example:%d" % port} <= {
         v["key"] for v in doc["vhosts"]}
     assert 'class="qc-u"' in s.get("/qosctl-status", port=s.sport)[2].decode()
+
+
+# -- the chart across a graceful restart that grows the segment -----------
+
+def test_the_chart_keeps_its_past_when_the_hosts_outgrow_the_segment(
+        server_factory):
+    conf = "QosCtl On\nQosCtlContentTrees /degraded /full\n"
+    s = server_factory(conf).start()
+    assert qcharness.wait_for(
+        lambda: s.status()["controller"]["periods"] >= 5, limit=30)
+    p = Paths()
+    p.feed(page(s))
+    first = min(x for x, _ in points(p.paths["qc-u"][0]))
+
+    # 40 hosts need more slots than a segment made for two holds.
+    s.graceful(extra=conf + "".join(
+        "<VirtualHost *:%d>\n  ServerName h%d.example\n</VirtualHost>\n"
+        % (s.port, i) for i in range(40))
+               + STATUS_VHOST.format(sport=s.sport))
+    assert "outgrew the shared segment" in s.log()
+    p = Paths()
+    p.feed(page(s))
+    # The samples from before the restart are still drawn (they moved
+    # left as time went on), not only those since.
+    assert min(x for x, _ in points(p.paths["qc-u"][0])) <= first + 0.5
