@@ -465,11 +465,8 @@ def offer(tb, port, uri, rate, seconds, clients=CLIENTS, timeout=5,
 def merge_reports(reps):
     """Sum httperf_clients reports as httperf_clients sums its runs."""
     runs = [r for rep in reps for r in rep["runs"]]
-    total = {k: sum(rep[k] for rep in reps) for k in qcharness._SUMMED}
-    total["duration"] = max(rep["duration"] for rep in reps)
+    total = qcharness.sum_httperf(runs)
     total["offered"] = sum(rep["offered"] for rep in reps)
-    meds = sorted(r["conn_time_median"] for r in runs)
-    total["conn_time_median"] = meds[len(meds) // 2]
     total["runs"] = runs
     return total
 

@@ -54,6 +54,9 @@ SNAT_NET = "10.214"             # client addresses, routed to the client ns
 CLIENT_ADDR = "10.213.1.1"      # bench/testbed's first client namespace
 ZIPF_BUCKETS = 8000
 QOS_SWEEP = (1, 2, 4, 8, 16, 32)
+# Connections one httperf holds open at most: select()'s FD_SETSIZE
+# (1,024) less its own descriptors.
+HTTPERF_FDS = 1000
 PCRE = ("/usr/lib/x86_64-linux-gnu/libpcre.so.3",
         "/lib/x86_64-linux-gnu/libpcre.so.3")
 MODULES = qcharness.MODULES_DIR
@@ -297,10 +300,40 @@ def httperf_cmd(tb, port, uri, rate, conns, timeout):
     return ["ip", "netns", "exec", tb.client_ns[0]] + cmd
 
 
+def httperf_split(tb, port, uri, rate, conns, timeout):
+    """One segment's load from as many httperf processes as it takes for
+    none to run out of descriptors: httperf waits on select(), so each
+    holds at most HTTPERF_FDS connections open, and a slow server at the
+    segment's rate keeps rate * timeout of them.  Their counts summed,
+    the raw texts joined."""
+    k = max(1, -(-int(rate * timeout) // HTTPERF_FDS))
+    reps, why = [None] * k, [None] * k
+
+    def one(j):
+        try:
+            reps[j] = qcharness.httperf(
+                tb.server_addr, port, uri, rate=rate / k,
+                num_conns=max(1, conns // k + (j < conns % k)),
+                timeout=timeout, netns=tb.client_ns[0],
+                cpus=qcbench.CLIENT_CPUS)
+        except (subprocess.TimeoutExpired, RuntimeError) as e:
+            why[j] = str(e)[-300:]
+    threads = [threading.Thread(target=one, args=(j,), daemon=True)
+               for j in range(k)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if None in reps:
+        raise RuntimeError(next(w for w in why if w) or "httperf failed")
+    return reps[0] if k == 1 else qcharness.sum_httperf(reps)
+
+
 def run_load(tb, port, uri, segments, timeout):
-    """segments: (start offset, seconds, rate); each its own httperf,
-    started on time whether or not the previous one has drained, so load
-    is continuous.  Returns (t0, reports in segment order)."""
+    """segments: (start offset, seconds, rate); each its own httperf
+    (httperf_split), started on time whether or not the previous one has
+    drained, so load is continuous.  Returns (t0, reports in segment
+    order)."""
     reps = [None] * len(segments)
     why = [None] * len(segments)
     t0 = time.time() + 0.2
@@ -308,10 +341,9 @@ def run_load(tb, port, uri, segments, timeout):
     def one(i, start, secs, rate):
         time.sleep(max(0.0, t0 + start - time.time()))
         try:
-            reps[i] = qcharness.httperf(
-                tb.server_addr, port, uri, rate=rate,
-                num_conns=max(1, int(round(rate * secs))), timeout=timeout,
-                netns=tb.client_ns[0], cpus=qcbench.CLIENT_CPUS)
+            reps[i] = httperf_split(tb, port, uri, rate,
+                                    max(1, int(round(rate * secs))),
+                                    timeout)
         except (subprocess.TimeoutExpired, RuntimeError) as e:
             why[i] = str(e)[-300:]      # reps[i] stays None: said below
     threads = [threading.Thread(target=one, args=(i,) + s, daemon=True)
@@ -666,8 +698,8 @@ def sum_reports(reps, segs):
             "fd_unavail")
     out = {k: sum(r[k] for r in reps) for k in keys}
     for k in ("addrunavail", "ftab-full", "other"):
-        out[k] = sum(float(m.group(1)) for r in reps for m in [re.search(
-            r"\b%s ([0-9]+)" % k, r.get("raw", ""))] if m)
+        out[k] = sum(float(n) for r in reps for n in re.findall(
+            r"\b%s ([0-9]+)" % k, r.get("raw", "")))
     out["offered"] = sum(max(1, int(round(s[2] * s[1]))) for s in segs)
     return out
 

@@ -787,10 +787,21 @@ def httperf(server, port, uri="/", rate=None, num_conns=100, num_calls=1,
     return out
 
 
-_SUMMED = ("connections", "requests", "replies", "s1xx", "s2xx", "s3xx",
+SUMMED = ("connections", "requests", "replies", "s1xx", "s2xx", "s3xx",
            "s4xx", "s5xx", "errors", "client_timo", "socket_timo",
            "connrefused", "connreset", "fd_unavail", "net_io_kbs",
            "request_rate", "reply_rate_avg", "conn_rate")
+
+
+def sum_httperf(reps):
+    """httperf reports summed: the counts, the longest duration, the
+    middle median connection time, the raw texts joined."""
+    total = {k: sum(r[k] for r in reps) for k in SUMMED}
+    total["duration"] = max(r["duration"] for r in reps)
+    meds = sorted(r["conn_time_median"] for r in reps)
+    total["conn_time_median"] = meds[len(meds) // 2]
+    total["raw"] = "\n".join(r.get("raw", "") for r in reps)
+    return total
 
 
 def client_address(i):
@@ -840,10 +851,7 @@ def httperf_clients(server, port, uri, rate, seconds, clients=40,
         shutil.rmtree(tmp, ignore_errors=True)
     if any(r is None for r in runs):
         raise RuntimeError("an httperf client did not finish")
-    total = {k: sum(r[k] for r in runs) for k in _SUMMED}
-    total["duration"] = max(r["duration"] for r in runs)
+    total = sum_httperf(runs)
     total["offered"] = conns * clients
-    meds = sorted(r["conn_time_median"] for r in runs)
-    total["conn_time_median"] = meds[len(meds) // 2]
     total["runs"] = runs
     return total
