@@ -166,8 +166,9 @@ static void qc_runtime_fill(qc_server_conf *c, server_rec *s,
  * The segment for n hosts: the one a previous configuration left on the
  * process pool when it fits, else a new one.  A grown segment carries
  * every host's counts and the status page's history over (old children
- * still finishing requests keep writing into the old one).  A segment of another layout (a module
- * upgrade over a graceful restart) is never read: its counts are lost.
+ * still finishing requests keep writing into the old one).  A segment
+ * of another layout (a module upgrade over a graceful restart) is never
+ * read: its counts are lost.
  */
 static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
                                 unsigned n)
