@@ -180,6 +180,7 @@ static void qc_note_relief(qc_ctl_t *ctl)
     }
     in.u = ctl->u_measured;
     in.queue = qc_waiting_work(ctl);
+    in.waiting = ctl->queued >= 0 ? (double)ctl->queued : -1.0;
     in.bound = ctl->cfg->bound;
     in.period = ctl->cfg->period;
     if (qc_relief_observe(&ctl->relief, &in) <= 0.0) {

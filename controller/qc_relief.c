@@ -60,10 +60,16 @@ static void qc_relief_bar(qc_relief_t *rl, const char *why,
 /* The reading below halfway from the bound to full, or down by
  * QC_RELIEF_FALL, or the waiting work down by a quarter, since the
  * state began. */
+static int qc_read_relieved(const qc_relief_t *rl,
+                            const qc_relief_in_t *in)
+{
+    return in->u >= 0.0 && (in->u < in->bound + 0.5 * (1.0 - in->bound)
+                            || in->u <= rl->u0 - QC_RELIEF_FALL);
+}
+
 static int qc_relieved(const qc_relief_t *rl, const qc_relief_in_t *in)
 {
-    return (in->u >= 0.0 && (in->u < in->bound + 0.5 * (1.0 - in->bound)
-                             || in->u <= rl->u0 - QC_RELIEF_FALL))
+    return qc_read_relieved(rl, in)
            || (in->queue >= 0.0 && rl->q0 > 0.0
                && in->queue < 0.75 * rl->q0);
 }
@@ -86,15 +92,20 @@ static int qc_refilled(const qc_relief_t *rl, const qc_relief_in_t *in)
                && in->queue > fmax(1.25 * rl->q0, QC_RELIEF_QUEUE));
 }
 
+static void qc_relief_test(qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    rl->r_test = in->r;
+    rl->rej_test = in->r_rej;
+    qc_relief_to(rl, QC_RELIEF_TEST, in);
+}
+
 static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
 {
     rl->relief = qc_relieved(rl, in) ? rl->relief + 1 : 0;
     rl->refill = qc_refilled(rl, in) ? rl->refill + 1 : 0;
     rl->seconds += in->period;
     if (rl->refill >= QC_RELIEF_PERIODS) {
-        rl->r_test = in->r;
-        rl->rej_test = in->r_rej;
-        qc_relief_to(rl, QC_RELIEF_TEST, in);
+        qc_relief_test(rl, in);
     }
     else if (rl->relief >= QC_RELIEF_PERIODS) {
         qc_relief_to(rl, QC_RELIEF_OPEN, in);
@@ -104,9 +115,7 @@ static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
         if (rl->refill || in->queue >= QC_RELIEF_BACKLOGGED) {
             /* Refill seen once, or queues already full that show
              * neither: what stopping does tells. */
-            rl->r_test = in->r;
-            rl->rej_test = in->r_rej;
-            qc_relief_to(rl, QC_RELIEF_TEST, in);
+            qc_relief_test(rl, in);
         }
         else {
             qc_relief_bar(rl, "no-relief", in);
@@ -114,8 +123,28 @@ static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
     }
 }
 
+/* Since the last period, the arrivals up by half of the rise of
+ * refusals or more, less the connections the accept queues let in
+ * (which an open load past the lowest tree sends on once refused
+ * quickly, and then no more), with the reading still full. */
+static int qc_comes_back(const qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    double more = in->r_rej - rl->rej1;
+    double let_in = in->waiting >= 0.0 && rl->waiting1 > in->waiting
+                    ? (rl->waiting1 - in->waiting) / in->period : 0.0;
+
+    return !qc_read_relieved(rl, in) && more > 0.0
+           && more >= QC_RELIEF_SHARE * in->r
+           && in->r - rl->r1 - let_in >= 0.5 * more;
+}
+
 static void qc_relief_open(qc_relief_t *rl, const qc_relief_in_t *in)
 {
+    rl->refill = qc_comes_back(rl, in) ? rl->refill + 1 : 0;
+    if (rl->refill >= QC_RELIEF_PERIODS) {
+        qc_relief_test(rl, in);
+        return;
+    }
     if (in->r_rej < 0.5 * in->r || qc_relieved(rl, in)) {
         rl->seconds = 0.0;
         rl->q0 = in->queue;
@@ -186,10 +215,16 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
     }
     if (!refusing) {
         if (rl->r0 >= 0.0) {
+            double shift = QC_RELIEF_SHIFT * rl->noise
+                           + QC_RELIEF_SHIFT_SHARE * fmax(in->r, rl->r0);
+
             rl->noise += QC_RELIEF_NOISE_WEIGHT
-                         * (fabs(in->r - rl->r0) - rl->noise);
+                         * (fmin(fabs(in->r - rl->r0), shift) - rl->noise);
         }
         rl->r0 = in->r;
     }
+    rl->r1 = in->r;
+    rl->rej1 = in->r_rej;
+    rl->waiting1 = in->waiting;
     return qc_relief_allowed(rl);
 }

@@ -23,7 +23,12 @@
  *          BARRED; else the load is open (clients that go away when
  *          refused): OPEN.
  *  OPEN    refusing relieves, or the load is open: the loops refuse
- *          what they need.  Half
+ *          what they need.  The reading not below halfway and the
+ *          arrivals, less what left the accept queues, up by half or
+ *          more of the rise of refusals (of 2% of the arrivals or
+ *          more), two periods in a row (the refused coming back; an
+ *          open load past the lowest tree stays put as refusing grows):
+ *          TEST.  Half
  *          or more refused with no relief for QC_RELIEF_STILL_SECONDS,
  *          or twice the seconds of work then waiting if more (the load
  *          is not the requests'): BARRED.
@@ -49,9 +54,13 @@
 #define QC_RELIEF_BACKLOGGED 0.5
 /* Refill and the test count only where half of what is refused is this
  * many times the arrivals' mean move between periods refusing nothing
- * (a moving average of this weight). */
+ * (a moving average of this weight; a move past QC_RELIEF_SHIFT times
+ * that mean plus QC_RELIEF_SHIFT_SHARE of the arrivals is a change of
+ * load, not noise, and counts as that much). */
 #define QC_RELIEF_NOISE 2.0
 #define QC_RELIEF_NOISE_WEIGHT 0.2
+#define QC_RELIEF_SHIFT 4.0
+#define QC_RELIEF_SHIFT_SHARE 0.05
 /* A fall of the reading past a saturated sensor's noise. */
 #define QC_RELIEF_FALL 0.04
 /* Periods in a row that show relief, or refill; the least share of
@@ -79,6 +88,7 @@ typedef struct {
     double r0;          /* arrivals/s of the last period refusing none */
     double noise;       /* their mean move between such periods */
     double r_test, rej_test;    /* arrivals and refusals before TEST */
+    double r1, rej1, waiting1;  /* in OPEN, the last period's */
     double hold;        /* seconds left of the bar */
     double next;        /* the next bar's length */
     double calm;        /* seconds below the bound in a row */
@@ -94,6 +104,7 @@ typedef struct {
     double queue;       /* seconds of work waiting, < 0 unknown */
     double bound;
     double period;      /* seconds */
+    double waiting;     /* connections not yet accepted, < 0 unknown */
 } qc_relief_in_t;
 
 void qc_relief_init(qc_relief_t *rl);

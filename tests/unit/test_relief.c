@@ -10,9 +10,30 @@
 static double feed(qc_relief_t *rl, double u, double r, double rej,
                    double queue)
 {
-    qc_relief_in_t in = { u, r, rej, queue, 0.9, 1.0 };
+    qc_relief_in_t in = { u, r, rej, queue, 0.9, 1.0, -1.0 };
 
     return qc_relief_observe(rl, &in);
+}
+
+static double feed_waiting(qc_relief_t *rl, double u, double r, double rej,
+                           double queue, double waiting)
+{
+    qc_relief_in_t in = { u, r, rej, queue, 0.9, 1.0, waiting };
+
+    return qc_relief_observe(rl, &in);
+}
+
+/* Open with the accept queue full: each refusal lets a waiting
+ * connection in, and then the refused come back (a closed loop of
+ * 1,000 connections on a link: the queue's fall read as relief). */
+static void open_on_a_full_queue(qc_relief_t *rl)
+{
+    qc_relief_init(rl);
+    feed_waiting(rl, 0.99, 1400.0, 0.0, 0.6, 512.0);
+    feed_waiting(rl, 0.99, 1400.0, 50.0, 0.6, 400.0);
+    feed_waiting(rl, 0.99, 1400.0, 50.0, 0.4, 300.0);
+    ck_assert(feed_waiting(rl, 0.99, 1400.0, 50.0, 0.3, 300.0) == 1.0);
+    ck_assert_int_eq(rl->state, QC_RELIEF_OPEN);
 }
 
 /* Closed loop: the refused come back, and stop coming when refusing
@@ -131,6 +152,85 @@ START_TEST(test_open_without_relief_is_barred)
 }
 END_TEST
 
+/* Open, the refused coming back as refusing grows, past what the
+ * accept queue lets in: tested, and barred when stopping lowers the
+ * arrivals. */
+START_TEST(test_open_then_refill_is_tested)
+{
+    qc_relief_t rl;
+
+    open_on_a_full_queue(&rl);
+    /* the first rise is the queue's 200 connections coming in */
+    ck_assert(feed_waiting(&rl, 0.99, 1650.0, 250.0, 0.2, 100.0) == 1.0);
+    ck_assert_int_eq(rl.refill, 0);
+    ck_assert(feed_waiting(&rl, 0.99, 1950.0, 560.0, 0.15, 90.0) == 1.0);
+    ck_assert(feed_waiting(&rl, 0.99, 2300.0, 900.0, 0.12, 80.0) == 0.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_TEST);
+    ck_assert(feed_waiting(&rl, 0.99, 1400.0, 0.0, 0.2, 300.0) == 0.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_BARRED);
+    ck_assert_str_eq(rl.why, "refill");
+}
+END_TEST
+
+/* An open load past the lowest tree: once the accept queue has let its
+ * connections in, the arrivals stay put as refusing grows: open. */
+START_TEST(test_open_load_past_the_lowest_tree_stays_open)
+{
+    qc_relief_t rl;
+    double rej = 50.0;
+    int i;
+
+    open_on_a_full_queue(&rl);
+    ck_assert(feed_waiting(&rl, 0.99, 1700.0, 250.0, 0.2, 0.0) == 1.0);
+    for (i = 0; i < 10; i++) {
+        rej += 100.0;
+        ck_assert(feed_waiting(&rl, 0.99 - 0.01 * i, 1700.0, rej, 0.2, 0.0)
+                  == 1.0);
+    }
+    ck_assert(feed_waiting(&rl, 0.9, 1700.0, rej, 0.1, 0.0) == 1.0);
+    ck_assert_int_eq(rl.state, QC_RELIEF_OPEN);
+    ck_assert_int_eq(rl.bars, 0);
+}
+END_TEST
+
+/* A step of load is not noise.  Right after one, a probe's few
+ * refusals do not stand out of the saturated arrivals' moves, and the
+ * test opens; the refused coming back then stand out (a closed loop of
+ * 1,000 connections on the link, as read). */
+START_TEST(test_a_step_is_not_noise)
+{
+    static const double trace[][4] = {
+        /* u, arrivals/s, refused/s, waiting connections */
+        { 0.13, 26.0, 0.0, 0.0 }, { 0.16, 31.0, 0.0, 0.0 },
+        { 0.12, 22.0, 0.0, 0.0 }, { 0.12, 23.0, 0.0, 0.0 },
+        { 0.75, 1538.0, 0.0, 512.0 }, { 0.98, 1136.0, 0.0, 513.0 },
+        { 0.99, 1305.0, 0.0, 513.0 }, { 0.99, 1346.0, 0.0, 513.0 },
+        { 0.99, 1403.0, 0.0, 513.0 }, { 0.99, 1518.0, 72.0, 510.0 },
+        { 0.99, 1485.0, 70.0, 512.0 }, { 0.99, 1391.0, 0.0, 512.0 },
+        { 0.99, 1665.0, 247.0, 508.0 }, { 0.99, 1879.0, 581.0, 381.0 },
+        { 0.98, 2149.0, 842.0, 340.0 }, { 0.98, 2420.0, 1159.0, 259.0 },
+        { 0.98, 1100.0, 0.0, 300.0 }
+    };
+    qc_relief_t rl;
+    unsigned i;
+
+    qc_relief_init(&rl);
+    for (i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
+        feed_waiting(&rl, trace[i][0], trace[i][1], trace[i][2], 0.5,
+                     trace[i][3]);
+        if (i == 8) {
+            /* the unclipped mean move would be over 200 */
+            ck_assert(rl.noise < 0.05 * 1403.0);
+        }
+        if (i == 11) {
+            ck_assert_int_eq(rl.state, QC_RELIEF_OPEN);
+        }
+    }
+    ck_assert_int_eq(rl.state, QC_RELIEF_BARRED);
+    ck_assert_str_eq(rl.why, "refill");
+}
+END_TEST
+
 /* A minute below the bound forgets the bars; no refusing is free. */
 START_TEST(test_calm_forgets)
 {
@@ -158,6 +258,9 @@ int main(void)
     tcase_add_test(tc, test_probe_without_relief_is_barred);
     tcase_add_test(tc, test_probe_on_full_queues_is_tested);
     tcase_add_test(tc, test_open_without_relief_is_barred);
+    tcase_add_test(tc, test_open_then_refill_is_tested);
+    tcase_add_test(tc, test_open_load_past_the_lowest_tree_stays_open);
+    tcase_add_test(tc, test_a_step_is_not_noise);
     tcase_add_test(tc, test_calm_forgets);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
