@@ -290,7 +290,7 @@ static site_t on_link(void)
 
 START_TEST(test_clients_on_a_link)
 {
-    static const double clients[] = { 40, 200 };
+    static const double clients[] = { 10, 40, 200 };
     static const double priors[] = { 1.0, 10.0, 0.1 };
     site_t s = on_link();
     double full = 1.0 / plant_cost(&s.link, 2);
