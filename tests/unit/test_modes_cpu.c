@@ -1,126 +1,31 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * Each of best effort's mode transitions (doc/control.md, "Best
- * effort's modes"; qc_be_choose in qc_ctl_besteffort.c) driven on a
- * plant: the CPU-bound site (cpu_plant.h) or the fluid queued link
- * (link_plant.h).  Each test asserts the modes the controller publishes
- * in the segment (be_mode, the status page's and QosCtlLog's), in
- * order, and the entry condition the doc names at the transition.
+ * Best effort's mode transitions (doc/control.md, "Best effort's
+ * modes"; qc_be_choose in qc_ctl_besteffort.c) driven on the CPU-bound
+ * site (cpu_plant.h); those on the queued link are test_modes_link.c's.
+ * Each test asserts the modes the controller publishes, in order, and
+ * the entry condition the doc names at the transition.
  */
 
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "apr_general.h"
 
 #include "qc_test.h"
 #include "qc_test_ctl.h"
-#include "qc_ctl_private.h"
+#include "qc_ctl_policy.h"
 #include "cpu_plant.h"
-#include "link_plant.h"
+#include "modes_rec.h"
 
-#define MAXP 120
+#define WHY_BACKLOG "work queued from an overload"
+#define WHY_SATURATED "saturated with nothing left to drain"
+#define WHY_TEST "over the bound, on a fitted background over half of it"
 
 static apr_pool_t *pool;
-
-/* What each period published, and the state its mode was chosen on. */
-typedef struct {
-    int n;
-    qc_be_mode_t mode[MAXP];
-    const char *why[MAXP];
-    double u[MAXP], m[MAXP];
-    int saturated[MAXP], draining[MAXP];
-    double refused[MAXP];       /* share of the period's arrivals */
-    apr_uint64_t arrived, rejected;
-} rec_t;
-
-static void rec_period(rec_t *rc, const rig_t *g, double u)
-{
-    const qc_class_shm_t *cs = &g->q->slots[0].cls[QC_CLASS_BASIC];
-    apr_uint64_t all = cs->level_arrived[0] + cs->level_arrived[1]
-                       + cs->level_arrived[2];
-    int p = rc->n++;
-
-    ck_assert_int_lt(p, MAXP);
-    rc->mode[p] = (qc_be_mode_t)g->q->be_mode;
-    ck_assert_int_eq(rc->mode[p], g->ctl.be_mode);
-    rc->why[p] = qc_be_why_text(g->ctl.be_why);
-    rc->u[p] = u;
-    rc->m[p] = rig_level(g);
-    rc->saturated[p] = g->ctl.reading.saturated;
-    rc->draining[p] = g->ctl.sat.draining;
-    rc->refused[p] = all > rc->arrived
-                     ? (double)(cs->level_arrived[0] - rc->rejected)
-                       / (double)(all - rc->arrived) : 0.0;
-    rc->arrived = all;
-    rc->rejected = cs->level_arrived[0];
-}
-
-static void rec_print(const char *what, const rec_t *rc)
-{
-    int p;
-
-    printf("%s:", what);
-    for (p = 0; p < rc->n; p++) {
-        printf(" %s(%.2f,%.2f)", qc_be_mode_name(rc->mode[p]), rc->u[p],
-               rc->m[p]);
-    }
-    printf("\n");
-}
-
-/* The first period from `from` on whose mode is `to` right after
- * `prev`'s; -1 none. */
-static int rec_find(const rec_t *rc, int from, qc_be_mode_t prev,
-                    qc_be_mode_t to)
-{
-    int p;
-
-    for (p = from > 1 ? from : 1; p < rc->n; p++) {
-        if (rc->mode[p - 1] == prev && rc->mode[p] == to) {
-            return p;
-        }
-    }
-    return -1;
-}
-
-/* Periods from..to (inclusive) read saturated (want 1) or not. */
-static void rec_saturated(const rec_t *rc, int from, int to, int want)
-{
-    int p;
-
-    for (p = from; p <= to; p++) {
-        ck_assert_int_eq(rc->saturated[p], want);
-    }
-}
-
-/* Every period from `from` on is in `mode`. */
-static void rec_stays(const rec_t *rc, int from, qc_be_mode_t mode)
-{
-    int p;
-
-    for (p = from; p < rc->n; p++) {
-        ck_assert_int_eq(rc->mode[p], mode);
-    }
-}
-
-/* The first transition from `prev` to `to`, which must come after
- * period `after`, chosen for `why` (NULL: any reason). */
-static int rec_expect(const rec_t *rc, int after, qc_be_mode_t prev,
-                      qc_be_mode_t to, const char *why)
-{
-    int p = rec_find(rc, 1, prev, to);
-
-    ck_assert_msg(p > after, "no %s to %s after period %d",
-                  qc_be_mode_name(prev), qc_be_mode_name(to), after);
-    if (why) {
-        ck_assert_str_eq(rc->why[p], why);
-    }
-    return p;
-}
 
 /* A run of the CPU-bound site (bound 0.6), loads in multiples of what
  * the full tree carries: `warm` periods (5 if 0) at `light` (20 req/s
@@ -132,8 +37,9 @@ typedef struct {
     int warm, at, bg_from, bg_to, periods;
 } cpu_case_t;
 
-/* Records every period, the warm ones first (index p + warm). */
-static void cpu_run(rec_t *rc, const cpu_case_t *c)
+/* Records every period in *rc, the warm ones first (index p + warm);
+ * returns rc. */
+static const rec_t *cpu_run(rec_t *rc, const cpu_case_t *c)
 {
     double full = COST_FULL + 2e-4;
     int warm = c->warm ? c->warm : 5, p;
@@ -159,14 +65,22 @@ static void cpu_run(rec_t *rc, const cpu_case_t *c)
         qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(p + 40) * 1000000);
         rec_period(rc, &g, u);
     }
+    return rc;
 }
 
 /* A step to 3x the full tree from a prior 10x low. */
 static const cpu_case_t qc_step = { 0.1, 0, 3.0, 0, 0, 0, 0, 0, 0, 0, 0,
                                     30 };
+/* The same, then 8x from period 2, the one after its restart. */
+static const cpu_case_t qc_step_again = { 0.1, 0, 3.0, 8.0, 0, 0, 0, 0, 2,
+                                          0, 0, 20 };
 /* 1.5x, then 2.5x with every cost 3x: the fit is off by a factor. */
 static const cpu_case_t qc_shrink = { 1.0, 0.1, 1.5, 2.5, 3.0, 0, 0, 0, 10,
                                       0, 0, 20 };
+/* The same with 3x: the model takes part of the overload for work
+ * queued. */
+static const cpu_case_t qc_shrink_more = { 1.0, 0.1, 1.5, 3.0, 3.0, 0, 0, 0,
+                                           10, 0, 0, 20 };
 /* A job fills the CPU from the start; 60 req/s from period 10. */
 static const cpu_case_t qc_job_traffic = { 1.0, 0.1, 0.0, 0.19, 0, 1.0, 0,
                                            0, 10, 0, 90, 80 };
@@ -182,70 +96,14 @@ static const cpu_case_t qc_half_job = { 1.0, 0.001, 2.0, 0, 0, 0.5, 0, 10,
 static const cpu_case_t qc_job = { 1.0, 0, 0.0, 0, 0, 1.0, 0, 0, 0, 5, 20,
                                    40 };
 
-/* The queued link (64 KB and 8 KB trees, bound 0.9) read in ticks of a
- * tenth of a period: light load for 5 periods, then from the fourth
- * tick of period 0 `load` times what the full tree carries, `after`
- * times from period `drop`; measured: the link's queue is the
- * controller's input.  Records the periods; *valved the first period
- * a tick's valve published the lowest tree in (-1 none). */
-static void link_run(rec_t *rc, double prior, double load, double after,
-                     int drop, int measured, int periods, int *valved)
-{
-    static lq_t lq;
-    plant_t pl = PLANT(20.0, 8192.0, 65536.0);
-    rig_t g;
-    qc_class_shm_t *cs;
-    qc_ctl_input_t in;
-    int p, t;
-
-    memset(rc, 0, sizeof(*rc));
-    memset(&lq, 0, sizeof(lq));
-    rig_init_c(&g, pool, prior * plant_cost(&pl, 2), TRUE_C, 0.9);
-    cs = &g.q->slots[0].cls[QC_CLASS_BASIC];
-    *valved = -1;
-    for (p = -5; p < periods; p++) {
-        double u = 0.0;
-
-        for (t = 0; t < 10; t++) {
-            double ut;
-
-            if (p == 0 && t == 3) {
-                pl.r = load / plant_cost(&pl, 2);
-            }
-            if (p == drop && t == 0) {
-                pl.r = after / plant_cost(&pl, 2);
-            }
-            ut = lq_period(&lq, cs, &pl, 2, 0.1);
-            u += ut / 10.0;
-            if (qc_ctl_tick(&g.ctl, 0.1, ut) && *valved < 0) {
-                ck_assert_int_eq(g.ctl.be_mode, QC_BE_LOWEST);
-                ck_assert_str_eq(qc_be_why_text(g.ctl.be_why), "a jump of load saturated "
-                                 "the resource within a period");
-                ck_assert(g.ctl.tick.saturated >= 3);
-                *valved = p;
-            }
-        }
-        in = qc_ctl_input(1.0, u, 0, (apr_int64_t)(p + 10) * 1000000);
-        if (measured) {
-            in.sendq_bytes = lq_left(&lq) / TRUE_B;
-            in.link_bps = 1.0 / TRUE_B;
-        }
-        qc_ctl_step(&g.ctl, in);
-        rec_period(rc, &g, u);
-    }
-}
-
 /* A step to 3x the full tree from a prior 10x low: the model's jump
  * leaves work queued, which the loop drains below the bound. */
 START_TEST(track_to_drain_on_a_backlog)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_step), 4, QC_BE_TRACK, QC_BE_DRAIN,
+                       WHY_BACKLOG);
 
-    cpu_run(&rc, &qc_step);
-    rec_print("step to 3x, prior 0.1", &rc);
-    p = rec_expect(&rc, 4, QC_BE_TRACK, QC_BE_DRAIN,
-                   "work queued from an overload");
     ck_assert_int_eq(p, 5);                 /* the step's period */
     ck_assert(rc.draining[p]);              /* work queued, modelled */
     ck_assert(rc.saturated[p]);
@@ -257,11 +115,9 @@ END_TEST
 START_TEST(drain_to_restart_when_unsaturated)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_step), 5, QC_BE_DRAIN, QC_BE_RESTART,
+                       "unsaturated after a drain or the lowest tree");
 
-    cpu_run(&rc, &qc_step);
-    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_RESTART,
-                   "unsaturated after a drain or the lowest tree");
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.saturated[p - 1]);
     ck_assert(rc.m[p] > 1.0);               /* the model's level, no 503 */
@@ -273,14 +129,30 @@ END_TEST
 START_TEST(restart_to_track_the_next_period)
 {
     rec_t rc;
-    int p, q;
+    int q;
+    int p = rec_expect(cpu_run(&rc, &qc_step), 5, QC_BE_RESTART, QC_BE_TRACK,
+                       NULL);
 
-    cpu_run(&rc, &qc_step);
-    p = rec_expect(&rc, 5, QC_BE_RESTART, QC_BE_TRACK, NULL);
     rec_stays(&rc, p, QC_BE_TRACK);
     for (q = rc.n - 10; q < rc.n; q++) {
         ck_assert(fabs(rc.u[q] - 0.6) < 0.05);
     }
+}
+END_TEST
+
+/* The load steps again, to 8x, the period after the restart: the
+ * restart's level saturates the CPU with work the model says is
+ * queued, and the loop drains it from its first saturated period. */
+START_TEST(restart_to_drain_on_a_second_step)
+{
+    rec_t rc;
+    int p = rec_expect(cpu_run(&rc, &qc_step_again), 5, QC_BE_RESTART,
+                       QC_BE_DRAIN, WHY_BACKLOG);
+
+    ck_assert_int_eq(p, 7);                 /* the second step's period */
+    ck_assert(!rc.saturated[p - 1]);
+    ck_assert(rc.saturated[p] && rc.draining[p]);
+    ck_assert(rc.m[p] < rc.m[p - 1]);       /* down from the restart's */
 }
 END_TEST
 
@@ -290,12 +162,10 @@ END_TEST
 START_TEST(track_to_background_on_a_job_alone)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_job), 11, QC_BE_TRACK,
+                       QC_BE_BACKGROUND,
+                       "a background saturates the resource alone");
 
-    cpu_run(&rc, &qc_job);
-    rec_print("a job fills an idle CPU", &rc);
-    p = rec_expect(&rc, 11, QC_BE_TRACK, QC_BE_BACKGROUND,
-                   "a background saturates the resource alone");
     rec_saturated(&rc, p - 2, p, 1);
     ck_assert(rc.m[p] == 2.0);
 }
@@ -305,10 +175,9 @@ END_TEST
 START_TEST(background_to_track_when_the_job_ends)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_job), 25, QC_BE_BACKGROUND,
+                       QC_BE_TRACK, NULL);
 
-    cpu_run(&rc, &qc_job);
-    p = rec_expect(&rc, 25, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
     rec_saturated(&rc, p - 2, p, 0);
     rec_stays(&rc, p, QC_BE_TRACK);
 }
@@ -320,12 +189,9 @@ END_TEST
 START_TEST(track_to_lowest_when_saturated_with_nothing_to_drain)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, QC_BE_TRACK, QC_BE_LOWEST,
+                       WHY_SATURATED);
 
-    cpu_run(&rc, &qc_shrink);
-    rec_print("1.5x, then 2.5x at 3x the costs", &rc);
-    p = rec_expect(&rc, 15, QC_BE_TRACK, QC_BE_LOWEST,
-                   "saturated with nothing left to drain");
     rec_saturated(&rc, p - 1, p, 1);
     ck_assert(!rc.draining[p]);
     ck_assert(rc.m[p - 1] > 1.0);
@@ -338,12 +204,28 @@ END_TEST
 START_TEST(lowest_to_restart_when_unsaturated)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, QC_BE_LOWEST,
+                       QC_BE_RESTART, NULL);
 
-    cpu_run(&rc, &qc_shrink);
-    p = rec_expect(&rc, 15, QC_BE_LOWEST, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
+}
+END_TEST
+
+/* 1.5x, then 3x with every cost 3x: the drain's level, above the lowest
+ * tree, still saturates the CPU at the true costs, and the model's
+ * backlog is gone: the model is off by a factor, the lowest tree. */
+START_TEST(drain_to_lowest_when_saturated_with_the_backlog_gone)
+{
+    rec_t rc;
+    int p = rec_expect(cpu_run(&rc, &qc_shrink_more), 14, QC_BE_DRAIN,
+                       QC_BE_LOWEST, WHY_SATURATED);
+
+    ck_assert_int_eq(p, 16);                /* the period after the step */
+    rec_saturated(&rc, p - 1, p, 1);
+    ck_assert(rc.draining[p - 1] && !rc.draining[p]);
+    ck_assert(rc.m[p - 1] > 1.0);           /* the drain's, in force */
+    ck_assert(rc.m[p] == 1.0);
 }
 END_TEST
 
@@ -353,12 +235,10 @@ END_TEST
 START_TEST(background_to_background_test_every_30_s)
 {
     rec_t rc;
-    int p, q;
+    int q;
+    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 10, QC_BE_BACKGROUND,
+                       QC_BE_BG_TEST, WHY_TEST);
 
-    cpu_run(&rc, &qc_job_traffic);
-    rec_print("a job, then 60 req/s", &rc);
-    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_BG_TEST,
-                   "over the bound, on a fitted background over half of it");
     rec_saturated(&rc, p - 2, p, 1);
     ck_assert(rc.m[p - 1] > 1.0);
     ck_assert(rc.m[p] == 1.0);              /* the lowest tree */
@@ -373,10 +253,9 @@ END_TEST
 START_TEST(background_test_to_background_at_the_top)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 15, QC_BE_BG_TEST,
+                       QC_BE_BACKGROUND, NULL);
 
-    cpu_run(&rc, &qc_job_traffic);
-    p = rec_expect(&rc, 15, QC_BE_BG_TEST, QC_BE_BACKGROUND, NULL);
     ck_assert(rc.saturated[p]);
     ck_assert(rc.m[p] == 2.0);
 }
@@ -388,12 +267,9 @@ END_TEST
 START_TEST(track_to_background_test_on_a_fitted_background)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, QC_BE_TRACK,
+                       QC_BE_BG_TEST, WHY_TEST);
 
-    cpu_run(&rc, &qc_cheaper);
-    rec_print("3x, then pages 20% cheaper", &rc);
-    p = rec_expect(&rc, 30, QC_BE_TRACK, QC_BE_BG_TEST,
-                   "over the bound, on a fitted background over half of it");
     ck_assert(rc.m[p] == 1.0);
     ck_assert(rc.u[p - 2] > 0.7 && rc.u[p - 1] > 0.7 && rc.u[p] > 0.7);
 }
@@ -402,10 +278,9 @@ END_TEST
 START_TEST(background_test_to_restart_when_it_is_not)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, QC_BE_BG_TEST,
+                       QC_BE_RESTART, NULL);
 
-    cpu_run(&rc, &qc_cheaper);
-    p = rec_expect(&rc, 30, QC_BE_BG_TEST, QC_BE_RESTART, NULL);
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.u[p] < 0.6);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
@@ -418,12 +293,10 @@ END_TEST
 START_TEST(background_test_to_background_when_it_is_real)
 {
     rec_t rc;
-    int p;
+    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, QC_BE_BG_TEST,
+                       QC_BE_BACKGROUND,
+                       "the background's test found it real");
 
-    cpu_run(&rc, &qc_half_job);
-    rec_print("half the CPU's job, then 2x", &rc);
-    p = rec_expect(&rc, 10, QC_BE_BG_TEST, QC_BE_BACKGROUND,
-                   "the background's test found it real");
     ck_assert(rc.m[p - 1] == 1.0);
     ck_assert(fabs(rc.m[p] - rc.m[p - 2]) < 1e-9);
     ck_assert(rc.u[p] >= 0.5);              /* the job read at the lowest */
@@ -435,90 +308,14 @@ END_TEST
 START_TEST(background_to_track_after_the_test)
 {
     rec_t rc;
-    int p, q;
+    int q;
+    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, QC_BE_BACKGROUND,
+                       QC_BE_TRACK, NULL);
 
-    cpu_run(&rc, &qc_half_job);
-    p = rec_expect(&rc, 10, QC_BE_BACKGROUND, QC_BE_TRACK, NULL);
     ck_assert_int_eq(rc.mode[p - 2], QC_BE_BG_TEST);
     ck_assert(!rc.saturated[p]);
     q = rec_find(&rc, p, QC_BE_TRACK, QC_BE_BG_TEST);
     ck_assert(q < 0 || q - (p - 2) >= 30);
-}
-END_TEST
-
-/*
- * A step from light load on the link, prior 10x low: within the step's
- * period 3 saturated ticks fire the valve, which sets the lowest mode
- * (asserted in link_run), and the period is published as the
- * valve's; the first unsaturated period restarts from the model.
- */
-START_TEST(track_to_lowest_on_a_jump_within_a_period)
-{
-    rec_t rc;
-    int v, p;
-
-    link_run(&rc, 0.1, 3.0, 3.0, 99, 0, 20, &v);
-    rec_print("link, step to 3x, prior 0.1", &rc);
-    ck_assert_int_eq(v, 0);
-    ck_assert_int_eq(rc.mode[5], QC_BE_LOWEST);
-    ck_assert_str_eq(rc.why[5], "a jump of load saturated the resource "
-                     "within a period");
-    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_RESTART, NULL);
-    ck_assert(!rc.saturated[p]);
-    ck_assert(rc.saturated[p - 1]);
-    ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
-}
-END_TEST
-
-/* At 5x the full tree the lowest tree needs 1.3x the link, its queue
- * measured: the drain ends after saturated periods whose backlog does
- * not fall. */
-START_TEST(drain_to_track_when_the_backlog_does_not_fall)
-{
-    rec_t rc;
-    int v, p;
-
-    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
-    rec_print("link, 5x then 1x, measured", &rc);
-    p = rec_expect(&rc, 5, QC_BE_DRAIN, QC_BE_TRACK, NULL);
-    ck_assert(rc.saturated[p]);
-    ck_assert(!rc.draining[p]);
-}
-END_TEST
-
-/* ... then, saturated at the lowest tree for 3 s with the queue not
- * draining, the level the measured bytes say the link carries. */
-START_TEST(track_to_overflow_when_the_link_does_not_drain)
-{
-    rec_t rc;
-    int v, p, q;
-
-    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
-    p = rec_expect(&rc, 5, QC_BE_TRACK, QC_BE_OVERFLOW,
-                   "the link's queue does not drain at the lowest tree");
-    rec_saturated(&rc, p - 3, p, 1);
-    for (q = p - 3; q <= p; q++) {
-        ck_assert(rc.m[q - 1] <= 1.0);      /* at the lowest tree */
-    }
-    for (q = p + 8; q < 25; q++) {          /* refusing, never all */
-        ck_assert(rc.m[q] > 0.1 && rc.m[q] < 1.0);
-    }
-}
-END_TEST
-
-/* The load falls to what the full tree carries: the queue drains, and
- * the first unsaturated period restarts from the model. */
-START_TEST(overflow_to_restart_when_the_load_falls)
-{
-    rec_t rc;
-    int v, p;
-
-    link_run(&rc, 1.0, 5.0, 1.0, 20, 1, 40, &v);
-    p = rec_expect(&rc, 25, QC_BE_OVERFLOW, QC_BE_RESTART, NULL);
-    ck_assert(!rc.saturated[p]);
-    ck_assert(rc.m[p] > 1.0);
-    ck_assert_int_eq(rc.mode[rc.n - 1], QC_BE_TRACK);
-    ck_assert(fabs(rc.u[rc.n - 1] - 0.9) < 0.05);
 }
 END_TEST
 
@@ -594,25 +391,23 @@ int main(void)
         track_to_drain_on_a_backlog,
         drain_to_restart_when_unsaturated,
         restart_to_track_the_next_period,
+        restart_to_drain_on_a_second_step,
         track_to_background_on_a_job_alone,
         background_to_track_when_the_job_ends,
         track_to_lowest_when_saturated_with_nothing_to_drain,
         lowest_to_restart_when_unsaturated,
+        drain_to_lowest_when_saturated_with_the_backlog_gone,
         background_to_background_test_every_30_s,
         background_test_to_background_at_the_top,
         background_test_to_background_when_it_is_real,
         background_to_track_after_the_test,
         track_to_background_test_on_a_fitted_background,
         background_test_to_restart_when_it_is_not,
-        track_to_lowest_on_a_jump_within_a_period,
-        drain_to_track_when_the_backlog_does_not_fall,
-        track_to_overflow_when_the_link_does_not_drain,
-        overflow_to_restart_when_the_load_falls,
         a_job_under_traffic_is_not_shed,
         a_job_that_saturates_alone_is_never_refused_for,
         no_refusal_helps_under_a_saturating_background
     };
 
-    return qc_test_main("qc_modes", tests,
+    return qc_test_main("qc_modes_cpu", tests,
                         sizeof(tests) / sizeof(tests[0]), &pool);
 }
