@@ -18,6 +18,9 @@
  * exceed the last period's (relative, and in requests/s so that an
  * idle period's 0 is no reference every burst exceeds). */
 #define QC_CTL_VALVE_TICKS 3
+/* Ticks below the mark in a row that end a run: a saturated link's
+ * tick reads 0.93-0.99, one in three to five under the mark. */
+#define QC_CTL_VALVE_DIPS 2
 #define QC_CTL_VALVE_JUMP 1.5
 #define QC_CTL_VALVE_LEAST 5.0
 
@@ -474,9 +477,16 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
 
     ctl->tick.upper = upper;
     if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
-        ctl->tick.saturated = 0;
+        if (!(dt > 0.0) || !ctl->tick.saturated
+            || ++ctl->tick.dips >= QC_CTL_VALVE_DIPS) {
+            ctl->tick.saturated = 0;
+        }
+        else {
+            ctl->tick.seconds += dt;
+        }
     }
     else {
+        ctl->tick.dips = 0;
         if (ctl->tick.saturated++ == 0) {
             ctl->tick.upper0 = last;
             ctl->tick.seconds = 0.0;

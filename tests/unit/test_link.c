@@ -527,16 +527,18 @@ START_TEST(test_valve_leaves_held_load_alone)
     /* The same held load, but the last period decided nothing above
      * the lowest tree: a jump.  It fires the valve in the third
      * saturated tick, not before, and not while the fit knows a
-     * background to saturate the resource. */
+     * background to saturate the resource.  Two ticks below the mark
+     * end a run; one (a saturated link's reading dips) does not. */
     ctl.tick.upper_rate = 0.0;
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 2, 0.5, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 2, 0.5, 100), 0);
     ctl.warnings |= QC_WARN_BACKGROUND;
     ck_assert_int_eq(lq_ticks(&ctl, 5, 1.0, 100), 0);
     ctl.warnings &= ~QC_WARN_BACKGROUND;
-    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.5, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 2, 0.5, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 2, 1.0, 100), 0);
+    ck_assert_int_eq(lq_ticks(&ctl, 1, 0.94, 100), 0);
     ck_assert_int_eq(lq_ticks(&ctl, 1, 1.0, 100), 1);
     ck_assert(ctl.cls[QC_CLASS_BASIC].m_applied == 1.0);
     ck_assert_uint_eq(ctl.tick.valves, valves + 1);
