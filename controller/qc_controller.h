@@ -160,10 +160,11 @@ typedef struct {
 /* The ticks within a period (qc_ctl_tick): the valve and the surge
  * guard (qc_surge.h). */
 typedef struct {
-    /* Saturated ticks in a row (and the run's ticks below the mark in a
-     * row, which end it at QC_CTL_VALVE_DIPS); the arrivals above the lowest trees at
-     * the last tick and when the run began, and its length; the rate of
-     * those the levels are expected to decide; the valve's firings. */
+    /* Saturated ticks in a run, and its ticks below the mark in a row
+     * (QC_CTL_VALVE_DIPS end it); the arrivals above the lowest trees
+     * at the last tick and when the run began, and its length; the
+     * rate of those the levels are expected to decide; the valve's
+     * firings. */
     unsigned saturated, dips;
     double upper, upper0, seconds;
     double upper_rate;

@@ -58,8 +58,7 @@ static void qc_relief_bar(qc_relief_t *rl, const char *why,
 }
 
 /* The reading below halfway from the bound to full, or down by
- * QC_RELIEF_FALL, or the waiting work down by a quarter, since the
- * state began. */
+ * QC_RELIEF_FALL since the state began. */
 static int qc_read_relieved(const qc_relief_t *rl,
                             const qc_relief_in_t *in)
 {
@@ -67,6 +66,7 @@ static int qc_read_relieved(const qc_relief_t *rl,
                             || in->u <= rl->u0 - QC_RELIEF_FALL);
 }
 
+/* That, or the waiting work down by a quarter since the state began. */
 static int qc_relieved(const qc_relief_t *rl, const qc_relief_in_t *in)
 {
     return qc_read_relieved(rl, in)

@@ -88,7 +88,7 @@ typedef struct {
     double r0;          /* arrivals/s of the last period refusing none */
     double noise;       /* their mean move between such periods */
     double r_test, rej_test;    /* arrivals and refusals before TEST */
-    double r1, rej1, waiting1;  /* in OPEN, the last period's */
+    double r1, rej1, waiting1;  /* the last period's (OPEN's rises) */
     double hold;        /* seconds left of the bar */
     double next;        /* the next bar's length */
     double calm;        /* seconds below the bound in a row */
