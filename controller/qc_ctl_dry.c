@@ -198,3 +198,8 @@ void qc_ctl_dry_restore(qc_ctl_t *ctl)
     ctl->prev_sent_backlog = dry->prev_sent_backlog;
     qc_ctl_model_from_rls(ctl);
 }
+
+double qc_ctl_u_decided(const qc_ctl_t *ctl)
+{
+    return ctl->cfg->log_only ? ctl->dry.u_prev : ctl->u_measured;
+}

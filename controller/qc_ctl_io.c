@@ -20,7 +20,7 @@
 #include "qc_surge.h"
 
 /* Longest log line of one class (the host name is at most QC_KEY_LEN). */
-#define QC_LOG_LINE (QC_KEY_LEN + 320)
+#define QC_LOG_LINE (QC_KEY_LEN + 352)
 
 static unsigned qc_popcount(apr_uint64_t v)
 {
@@ -233,7 +233,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
                    "drop_ratio\tsent_backlog\toverflow\tlink_overhead\t"
-                   "relief\tmode\twhy\n");
+                   "relief\tmode\twhy\tU_decided\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -242,7 +242,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
                        "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
-                       "%.3g\t%.0f\t%d\t%d\t%s\n",
+                       "%.3g\t%.0f\t%d\t%d\t%s\t%.5f\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -254,7 +254,8 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->cp.est.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
                        ctl->ovf.overhead, (int)ctl->relief.state,
-                       (int)ctl->be_mode, qc_be_why_text(ctl->be_why));
+                       (int)ctl->be_mode, qc_be_why_text(ctl->be_why),
+                       qc_ctl_u_decided(ctl));
         }
     }
     if (write(cfg->log_fd, ctl->logbuf, len) < 0) {

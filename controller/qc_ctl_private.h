@@ -50,6 +50,8 @@ double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
  */
 void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt);
 void qc_ctl_dry_restore(qc_ctl_t *ctl);
+/* The reading the loops decided on: the virtual one under LogOnly. */
+double qc_ctl_u_decided(const qc_ctl_t *ctl);
 
 /* The background the loops use, from the fit: its intercept may go below
  * 0 to absorb what the linear costs miss; as background load it is 0

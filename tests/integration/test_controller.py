@@ -217,14 +217,17 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
                                     "backlog", "valve", "capacity",
                                     "drop_ratio", "sent_backlog",
                                     "overflow", "link_overhead", "relief",
-                                    "mode", "why"]
+                                    "mode", "why", "U_decided"]
     rows = [l.split("\t") for l in lines[1:]]
-    assert len(rows) >= 4 * 2 and all(len(r) == 28 for r in rows)
+    assert len(rows) >= 4 * 2 and all(len(r) == 29 for r in rows)
     assert {r[2] for r in rows} == {"premium", "basic"}
     for r in rows:
-        float(r[0]), [float(x) for x in r[3:27]]
+        float(r[0]), [float(x) for x in r[3:27]], float(r[28])
     # what chose the mode, in words
     assert all(r[27] and r[27] not in ("?", "no period yet") for r in rows)
+    # under On the loops decide on the reading itself
+    assert all(float(r[28]) == pytest.approx(float(r[9]), abs=1e-4)
+               for r in rows)
 
 
 def test_log_keeps_every_host_of_a_period(apache):

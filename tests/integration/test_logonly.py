@@ -185,6 +185,12 @@ def test_overload_on_a_link_is_served_in_full(linkbed):  # noqa: F811
     # itself it went to the lowest tree and below, 4% would-be 503s)
     loaded = sorted(r["m"] for r in rows if r["R"] > 0)
     assert loaded[len(loaded) // 2] > 1.05, loaded
+    # the log shows both readings: the full link's, and the virtual
+    # plant's at the would-be levels, which degrading lowers
+    full = [r for r in rows if r["R"] > 0 and r["U_measured"] >= 0.95]
+    assert full and all(0.0 <= r["U_decided"] <= 1.0 for r in full), full
+    assert any(r["U_decided"] < r["U_measured"] - 0.05 for r in full), \
+        [(r["U_measured"], r["U_decided"]) for r in full]
     assert would["rejected_share"] <= 0.01, would
     # what it says it would do matches its counts (a reply still on the
     # link when the server stops may go unlogged)
