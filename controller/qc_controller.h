@@ -195,6 +195,10 @@ typedef struct {
     /* SYN counts since start and R of the last period whose counters
      * were read (qc_syn_ratio; Ohta and Andou's metric). */
     double syn_total, synack_total, syn_ratio;
+    /* Connections that entered the accept queues, and seconds, since
+     * they were last empty; the rate at which they came until the
+     * kernel began to drop attempts, held while it drops (< 0 none). */
+    double fill_entries, fill_time, offered;
 } qc_ctl_capest_t;
 
 /* LogOnly's virtual plant (qc_ctl_dry.c): the readings it stands in

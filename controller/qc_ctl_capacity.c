@@ -21,6 +21,10 @@
  * themselves. */
 #define QC_CAP_QUEUE_SEEN 0.5
 
+/* Seconds, about, of the accept queues' filling that say how fast
+ * clients come: the rate of a step, not of the hours before it. */
+#define QC_CAP_FILL_WINDOW 1.0
+
 /* Connections in a period below which requests per connection are not
  * re-estimated. */
 #define QC_CAP_RPC_MIN_CONNS 10.0
@@ -34,6 +38,37 @@ void qc_ctl_capacity_init(qc_ctl_t *ctl)
     ctl->cp.capacity = -1.0;
     ctl->cp.capacity_full = -1.0;
     ctl->cp.headroom = 0.0;
+    ctl->cp.offered = -1.0;
+}
+
+/* The rate at which clients come while the accept queues fill: every
+ * attempt then enters them once.  Once full, the kernel's attempts count
+ * a dropped client's retried SYNs, its ACK and its request's segment,
+ * and what enters is what httpd accepts. */
+static void qc_cap_fill_tick(qc_ctl_t *ctl, double dt, long queued,
+                             double attempts, double drops)
+{
+    if (drops > 0.0) {
+        if (ctl->cp.offered < 0.0 && ctl->cp.fill_time > 0.0) {
+            ctl->cp.offered = ctl->cp.fill_entries / ctl->cp.fill_time;
+        }
+        return;
+    }
+    if (queued <= 0) {
+        ctl->cp.fill_entries = ctl->cp.fill_time = 0.0;
+        return;
+    }
+    ctl->cp.fill_entries += attempts;
+    ctl->cp.fill_time += dt;
+    if (ctl->cp.fill_time > QC_CAP_FILL_WINDOW) {
+        ctl->cp.fill_entries *= QC_CAP_FILL_WINDOW / ctl->cp.fill_time;
+        ctl->cp.fill_time = QC_CAP_FILL_WINDOW;
+    }
+}
+
+double qc_ctl_offered_conns(const qc_ctl_t *ctl)
+{
+    return ctl->cp.drops > 0.0 ? ctl->cp.offered : -1.0;
 }
 
 void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
@@ -59,6 +94,7 @@ void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
         if (attempts / dt > ctl->cp.peak) {
             ctl->cp.peak = attempts / dt;
         }
+        qc_cap_fill_tick(ctl, dt, queued, attempts, drops);
     }
     else {
         ctl->cp.attempts = -1.0;       /* the period's counts are unknown */
@@ -185,6 +221,9 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
             qc_cap_update(&ctl->cp.est, &p, &s);
         }
         qc_cap_publish(ctl, r);
+    }
+    if (!(ctl->cp.drops > 0.0)) {
+        ctl->cp.offered = -1.0;
     }
     ctl->cp.q_first = ctl->cp.q_last;
     ctl->cp.q_area = 0.0;

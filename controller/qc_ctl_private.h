@@ -87,6 +87,9 @@ void qc_ctl_rescale(qc_ctl_t *ctl, double s);
 /* qc_ctl_capacity.c */
 void qc_ctl_capacity_init(qc_ctl_t *ctl);
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt);
+/* Connections/s that came while the accept queues filled, when the
+ * kernel has dropped attempts this period; else < 0. */
+double qc_ctl_offered_conns(const qc_ctl_t *ctl);
 /* The resource shrank by s (qc_ctl_rescale): so did the estimate. */
 void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s);
 

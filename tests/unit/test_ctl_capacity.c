@@ -140,9 +140,53 @@ START_TEST(test_capacity_follows_a_resource_that_shrinks)
 }
 END_TEST
 
+/*
+ * The clients a full accept queue turns away: while it fills, every
+ * attempt enters it once, and they come at the rate offered; once full,
+ * the kernel's attempts count dropped clients' retries, ACKs and request
+ * segments too (here 3x), and the offered rate must stay the filling's.
+ * A period without drops ends it.
+ */
+START_TEST(test_offered_rate_while_the_accept_queue_fills)
+{
+    qc_ctl_vs_t vs = { "dropping:80", NULL, 2, 0, 0.0, 0.0, 1, 2.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q = plant_shm(pool, 1);
+    int period, t;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (period = 0; period < 7; period++) {
+        for (t = 0; t < 10; t++) {
+            /* 100/s into an empty queue; then 800/s, 360/s of them
+             * accepted, for three periods (the queue fills to 128 in
+             * 0.3 s, and the light load before the step is a second
+             * back); then the kernel drops and the clients retry */
+            int light = period == 0 || period == 6;
+            int filling = period == 1 && t < 3;
+            double attempts = light ? 10.0 : filling ? 80.0 : 240.0;
+            double drops = light || filling ? 0.0 : attempts - 36.0;
+            long queued = light ? 0 : filling ? 44 * (t + 1) : 128;
+
+            qc_ctl_capacity_tick(&ctl, 0.1, queued, 128, attempts, drops);
+        }
+        if (period == 0 || period == 6) {
+            ck_assert(qc_ctl_offered_conns(&ctl) < 0.0);
+        }
+        else {
+            ck_assert_msg(fabs(qc_ctl_offered_conns(&ctl) - 800.0) < 1e-6,
+                          "period %d: offered %g/s", period,
+                          qc_ctl_offered_conns(&ctl));
+        }
+        qc_ctl_capacity_period(&ctl, 1.0);
+    }
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
+        test_offered_rate_while_the_accept_queue_fills,
         test_capacity_on_a_buffering_link,
         test_capacity_holds_while_a_link_drains,
         test_capacity_on_a_cold_cpu,
