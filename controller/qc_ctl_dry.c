@@ -15,9 +15,14 @@
  *    background scaled by the model's load of the would-be mix over that
  *    of what was served (the period's own calibration of the top tree,
  *    which is real data); saturated, the reading bounds the load from
- *    below only, so the demand is the model's: the arrival counts times
- *    the would-be trees' costs, calibrated by the larger of the
- *    calibration in force and what the capped reading implies;
+ *    below only, and what the server did not keep up with is added as
+ *    it shows: the link's backlog growing, arrivals over completions
+ *    (the accept queues' growth among the arrivals) and, while the
+ *    kernel drops connection attempts at full accept queues, the
+ *    clients it turned away, taken to come at the rate they came while
+ *    the queues filled (qc_ctl_capacity.c); and on a link the bytes
+ *    completed, which count the replies the kernel throws away when
+ *    their clients give up, work On's server would have done;
  *  - a queue of its own: work over the capacity is carried to the next
  *    period, read as saturation until it is done, and stands for the
  *    link's and the accept queues' (which hold the top tree's backlog).
@@ -44,9 +49,17 @@
 #include <math.h>
 
 #include "qc_ctl_policy.h"
+#include "qc_math.h"
 
 /* An unmeasured tree costs this share of the one above it. */
 #define QC_DRY_LOWER 0.1
+
+/* The most arrivals over completions, and unseen over seen, a
+ * saturated period is read at (qc_ctl_sense.c's accept-queue scale). */
+#define QC_DRY_BEHIND_MAX 4.0
+
+/* Completions a period needs before its arrivals over them are read. */
+#define QC_DRY_MIN_DONE 20.0
 
 /* The mean cost of a request from the top tree, over every class that
  * had arrivals (the loops' model has one a_j for every host). */
@@ -118,20 +131,63 @@ static double qc_dry_class(const qc_ctl_t *ctl, qc_ctl_class_t *cl,
     return qc_class_model_util(&ctl->model, cl, levels);
 }
 
-/* The load the server would have had, before any queue: see above. */
-static double qc_dry_demand(const qc_ctl_t *ctl, double u, double served,
-                            double would)
+/* How far a saturated server fell behind in the period, as a scale of
+ * the model's load of its arrivals at the top tree (served).  The work
+ * it did less the background, or more: the link's backlog grew by the
+ * rest, and what completed is all handed to the link, sent or not (its
+ * bytes over what the link sent; a reply the kernel drops when its
+ * client gives up is work On's server would have done).  Times the
+ * arrivals (the accept queues' growth among them) over the completions,
+ * once enough completed to say; times the arrivals the server never saw
+ * over those it counted: the clients the kernel turned away while its
+ * accept queues were full come at the rate they came while the queues
+ * filled. */
+static double qc_dry_behind(qc_ctl_t *ctl, double u, double d,
+                            double served, double dt)
 {
-    double d = fmin(ctl->model.d, u), k;
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double arrived = 0.0, done = 0.0, bytes = 0.0, work = u - d, offered;
+    double k;
+    unsigned i;
+    int j;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        for (j = 0; j < QC_NCLASSES; j++) {
+            arrived += qc_cls(ctl, i, j)->r;
+            done += qc_cls(ctl, i, j)->r_served;
+            bytes += qc_cls(ctl, i, j)->w;
+        }
+    }
+    if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0) {
+        work += fmax(ctl->sent_backlog - ctl->prev_sent_backlog, 0.0) / dt;
+    }
+    if (ctl->link_bps > 0.0) {
+        work = fmax(work, u * bytes / ctl->link_bps - d);
+    }
+    k = work / served;
+    if (done * dt >= QC_DRY_MIN_DONE) {
+        k *= qc_clampd(arrived / done, 1.0, QC_DRY_BEHIND_MAX);
+    }
+    offered = qc_ctl_offered_conns(ctl) * ctl->cp.rpc;
+    if (arrived > 0.0 && offered > arrived) {
+        k *= fmin(offered / arrived, QC_DRY_BEHIND_MAX);
+    }
+    return k;
+}
+
+/* The load the server would have had, before any queue: see above. */
+static double qc_dry_demand(qc_ctl_t *ctl, double u, double served,
+                            double would, double dt)
+{
+    double d = fmin(ctl->model.d, u);
 
     if (served < QC_CALIB_MIN_LOAD) {
         return fmax(u - ctl->calib.k * (served - would), 0.0);
     }
-    k = (u - d) / served;
-    if (qc_pi_capped(u)) {
-        return d + fmax(k, ctl->calib.k) * would;
+    if (!qc_pi_capped(u)) {
+        return d + (u - d) / served * would;
     }
-    return d + k * would;
+    return d + qc_dry_behind(ctl, u, d, served, dt) * would;
 }
 
 void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
@@ -159,7 +215,7 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
     if (!rd->known || !(dt > 0.0)) {
         return;
     }
-    demand = qc_dry_demand(ctl, u, served, would);
+    demand = qc_dry_demand(ctl, u, served, would, dt);
     if (u >= QC_PI_UNCAPPED) {
         /* a link declared below what it carries: no cap to model */
         v = demand;
