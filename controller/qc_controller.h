@@ -209,6 +209,8 @@ typedef struct {
     double u_prev;              /* its last reading, < 0 none */
     double backlog;             /* seconds of work it has yet to do */
     double ratio;               /* its reading over the measured one */
+    double k_loaded;    /* the cost of a completion in the last period
+                         * loaded and not saturated, 0 none */
 } qc_ctl_dry_t;
 
 /*

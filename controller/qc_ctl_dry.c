@@ -22,7 +22,9 @@
  *    clients it turned away, taken to come at the rate they came while
  *    the queues filled (qc_ctl_capacity.c); and on a link the bytes
  *    completed, which count the replies the kernel throws away when
- *    their clients give up, work On's server would have done;
+ *    their clients give up, work On's server would have done; and a
+ *    completion costs at most what it cost in the last period loaded
+ *    but not saturated, as it would at On's level;
  *  - a queue of its own: work over the capacity is carried to the next
  *    period, read as saturation until it is done, and stands for the
  *    link's and the accept queues' (which hold the top tree's backlog).
@@ -57,6 +59,10 @@
 /* The most arrivals over completions, and unseen over seen, a
  * saturated period is read at (qc_ctl_sense.c's accept-queue scale). */
 #define QC_DRY_BEHIND_MAX 4.0
+
+/* A reading from which a period is loaded enough for its cost of a
+ * completion to be held (qc_dry_demand): half the saturated mark. */
+#define QC_DRY_LOADED (0.5 * QC_PI_SATURATED)
 
 /* Completions a period needs before its arrivals over them are read. */
 #define QC_DRY_MIN_DONE 20.0
@@ -131,19 +137,19 @@ static double qc_dry_class(const qc_ctl_t *ctl, qc_ctl_class_t *cl,
     return qc_class_model_util(&ctl->model, cl, levels);
 }
 
-/* How far a saturated server fell behind in the period, as a scale of
- * the model's load of its arrivals at the top tree (served).  The work
- * it did less the background, or more: the link's backlog grew by the
- * rest, and what completed is all handed to the link, sent or not (its
- * bytes over what the link sent; a reply the kernel drops when its
- * client gives up is work On's server would have done).  Times the
- * arrivals (the accept queues' growth among them) over the completions,
- * once enough completed to say; times the arrivals the server never saw
- * over those it counted: the clients the kernel turned away while its
- * accept queues were full come at the rate they came while the queues
- * filled. */
-static double qc_dry_behind(qc_ctl_t *ctl, double u, double d,
-                            double served, double dt)
+/* The period's cost of a completion, as a scale of the model's load of
+ * its arrivals at the top tree (served): the work done less the
+ * background, or more: the link's backlog grew by the rest, and what
+ * completed is all handed to the link, sent or not (its bytes over
+ * what the link sent; a reply the kernel drops when its client gives
+ * up is work On's server would have done).  Times the arrivals (the
+ * accept queues' growth among them) over the completions, once enough
+ * completed to say.  *unseen: the arrivals the server never saw over
+ * those it counted, at least 1: the clients the kernel turned away
+ * while its accept queues were full come at the rate they came while
+ * the queues filled. */
+static double qc_dry_cost(qc_ctl_t *ctl, double u, double d, double served,
+                          double dt, double *unseen)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     double arrived = 0.0, done = 0.0, bytes = 0.0, work = u - d, offered;
@@ -169,25 +175,35 @@ static double qc_dry_behind(qc_ctl_t *ctl, double u, double d,
         k *= qc_clampd(arrived / done, 1.0, QC_DRY_BEHIND_MAX);
     }
     offered = qc_ctl_offered_conns(ctl) * ctl->cp.rpc;
-    if (arrived > 0.0 && offered > arrived) {
-        k *= fmin(offered / arrived, QC_DRY_BEHIND_MAX);
-    }
+    *unseen = arrived > 0.0 && offered > arrived
+              ? fmin(offered / arrived, QC_DRY_BEHIND_MAX) : 1.0;
     return k;
 }
 
-/* The load the server would have had, before any queue: see above. */
+/* The load the server would have had, before any queue: see above.
+ * Saturated, a completion costs at most what it cost in the last
+ * period that was loaded and not: a resource the full tree saturates
+ * spends more on each request (contention, and turning clients away)
+ * than one held at the bound, where On's server runs. */
 static double qc_dry_demand(qc_ctl_t *ctl, double u, double served,
                             double would, double dt)
 {
-    double d = fmin(ctl->model.d, u);
+    double d = fmin(ctl->model.d, u), k, unseen;
 
     if (served < QC_CALIB_MIN_LOAD) {
         return fmax(u - ctl->calib.k * (served - would), 0.0);
     }
+    k = qc_dry_cost(ctl, u, d, served, dt, &unseen);
     if (!qc_pi_capped(u)) {
+        if (u >= QC_DRY_LOADED) {
+            ctl->dry.k_loaded = k;
+        }
         return d + (u - d) / served * would;
     }
-    return d + qc_dry_behind(ctl, u, d, served, dt) * would;
+    if (ctl->dry.k_loaded > 0.0) {
+        k = fmin(k, ctl->dry.k_loaded);
+    }
+    return d + k * unseen * would;
 }
 
 void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
