@@ -66,6 +66,19 @@ static void qc_cap_fill_tick(qc_ctl_t *ctl, double dt, long queued,
     }
 }
 
+void qc_ctl_totals(const qc_ctl_t *ctl, double *arrived, double *done,
+                   double *bytes)
+{
+    unsigned i;
+
+    *arrived = *done = *bytes = 0.0;
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        *arrived += ctl->cls[i].r;
+        *done += ctl->cls[i].r_served;
+        *bytes += ctl->cls[i].w;
+    }
+}
+
 double qc_ctl_offered_conns(const qc_ctl_t *ctl)
 {
     return ctl->cp.drops > 0.0 ? ctl->cp.offered : -1.0;
@@ -105,14 +118,9 @@ void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
  * replies completed (*served). */
 static double qc_cap_requests(qc_ctl_t *ctl, double *served)
 {
-    double r = 0.0;
-    unsigned i;
+    double r, bytes;
 
-    *served = 0.0;
-    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
-        r += ctl->cls[i].r;
-        *served += ctl->cls[i].r_served;
-    }
+    qc_ctl_totals(ctl, &r, served, &bytes);
     return r;
 }
 
@@ -129,15 +137,13 @@ static double qc_cap_requests(qc_ctl_t *ctl, double *served)
 static double qc_cap_link_rate(const qc_ctl_t *ctl, double served)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double w = 0.0, bits = 0.0, sent;
+    double r, done, w, bits = 0.0, sent;
     unsigned i;
 
     for (i = 0; i < cfg->nsensors; i++) {
         bits = fmax(bits, cfg->sensors[i].bits_per_s);
     }
-    for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {
-        w += ctl->cls[i].w;
-    }
+    qc_ctl_totals(ctl, &r, &done, &w);
     sent = ctl->u_measured * bits / 8.0;
     if (!(bits > 0.0) || !(sent > 0.0)) {
         return served;

@@ -151,19 +151,9 @@ static double qc_dry_class(const qc_ctl_t *ctl, qc_ctl_class_t *cl,
 static double qc_dry_cost(qc_ctl_t *ctl, double u, double d, double served,
                           double dt, double *unseen)
 {
-    const qc_ctl_config_t *cfg = ctl->cfg;
-    double arrived = 0.0, done = 0.0, bytes = 0.0, work = u - d, offered;
-    double k;
-    unsigned i;
-    int j;
+    double arrived, done, bytes, work = u - d, offered, k;
 
-    for (i = 0; i < cfg->nvs; i++) {
-        for (j = 0; j < QC_NCLASSES; j++) {
-            arrived += qc_cls(ctl, i, j)->r;
-            done += qc_cls(ctl, i, j)->r_served;
-            bytes += qc_cls(ctl, i, j)->w;
-        }
-    }
+    qc_ctl_totals(ctl, &arrived, &done, &bytes);
     if (ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0) {
         work += fmax(ctl->sent_backlog - ctl->prev_sent_backlog, 0.0) / dt;
     }

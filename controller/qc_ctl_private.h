@@ -87,6 +87,10 @@ void qc_ctl_rescale(qc_ctl_t *ctl, double s);
 /* qc_ctl_capacity.c */
 void qc_ctl_capacity_init(qc_ctl_t *ctl);
 void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt);
+/* The period's arrivals/s (the accept queues' growth among them),
+ * completions/s and completed bytes/s, every host and class. */
+void qc_ctl_totals(const qc_ctl_t *ctl, double *arrived, double *done,
+                   double *bytes);
 /* Connections/s that came while the accept queues filled, when the
  * kernel has dropped attempts this period; else < 0. */
 double qc_ctl_offered_conns(const qc_ctl_t *ctl);
