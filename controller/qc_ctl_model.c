@@ -13,6 +13,13 @@
 
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
 
+static int qc_link_queue_fell(const qc_ctl_t *ctl)
+{
+    return ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0
+           && ctl->prev_sent_backlog - ctl->sent_backlog
+              > QC_CTL_LINK_FELL * ctl->cfg->period;
+}
+
 void qc_ctl_update_model(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -44,7 +51,11 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
      * with no arrivals at all read 0.99 and taught the background d the
      * whole link).  Past the longest drain, a saturation that persists
      * is the requests' own (the lowest tree's cost must be learnt then,
-     * or a load it cannot carry is never refused), if there are any.
+     * or a load it cannot carry is never refused), if there are any and
+     * the link's queue did not fall by QC_CTL_LINK_FELL of the period:
+     * a link that sent that much more than the period put on it was
+     * not full of the period's own replies (a drain while most are
+     * refused taught d the whole link).
      * The fit censors the ones it keeps.  Otherwise,
      * right after a jump of the load and in the period after a
      * saturated one with work left to drain, the sensor still sees old
@@ -56,7 +67,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl)
     if (rd->known && !rd->lagging
         && (rd->saturated
             ? rd->fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                            && rd->served > 0.0)
+                            && rd->served > 0.0 && !qc_link_queue_fell(ctl))
             : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
               && !rd->jumped)) {
         qc_rls_update(&ctl->rls, &x, ctl->u_measured);

@@ -26,6 +26,8 @@
 #define QC_CTL_GROWING 3
 #define QC_CTL_FALLING 0.8
 #define QC_CTL_WAITING_LEAST 0.05
+/* A fall of the link's queue, in periods, past its noise. */
+#define QC_CTL_LINK_FELL 0.25
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, "When a 503 may
  * help"). */
