@@ -94,9 +94,25 @@ static int qc_refilled(const qc_relief_t *rl, const qc_relief_in_t *in)
 
 static void qc_relief_test(qc_relief_t *rl, const qc_relief_in_t *in)
 {
-    rl->r_test = in->r;
-    rl->rej_test = in->r_rej;
+    rl->r_test = rl->r_mean;
+    rl->rej_test = rl->rej_mean;
+    rl->r_sum = 0.0;
     qc_relief_to(rl, QC_RELIEF_TEST, in);
+}
+
+/* The arrivals and refusals of the periods refusing, averaged over
+ * about QC_RELIEF_WINDOW seconds from the first. */
+static void qc_relief_mean(qc_relief_t *rl, const qc_relief_in_t *in)
+{
+    double w = 1.0 - exp(-in->period / QC_RELIEF_WINDOW);
+
+    if (rl->state == QC_RELIEF_FREE) {
+        rl->r_mean = in->r;
+        rl->rej_mean = in->r_rej;
+        return;
+    }
+    rl->r_mean += w * (in->r - rl->r_mean);
+    rl->rej_mean += w * (in->r_rej - rl->rej_mean);
 }
 
 static void qc_relief_probe(qc_relief_t *rl, const qc_relief_in_t *in)
@@ -135,6 +151,7 @@ static int qc_comes_back(const qc_relief_t *rl, const qc_relief_in_t *in)
 
     return !qc_read_relieved(rl, in) && more > 0.0
            && more >= QC_RELIEF_SHARE * in->r
+           && qc_relief_above_noise(rl, more)
            && in->r - rl->r1 - let_in >= 0.5 * more;
 }
 
@@ -176,7 +193,12 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
     switch (rl->state) {
     case QC_RELIEF_TEST:
         /* The period just read refused nothing. */
-        if (in->r <= rl->r_test - 0.5 * rl->rej_test
+        rl->r_sum += in->r * in->period;
+        rl->seconds += in->period;
+        if (rl->seconds < QC_RELIEF_WINDOW - 1e-9) {
+            break;
+        }
+        if (rl->r_sum / rl->seconds <= rl->r_test - 0.5 * rl->rej_test
             && qc_relief_above_noise(rl, rl->rej_test)) {
             qc_relief_bar(rl, "refill", in);
         }
@@ -194,23 +216,29 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
         rl->idle = refusing ? 0 : rl->idle + 1;
         if (!refusing) {
             /* A few refusals a period come in bursts: a probe or an
-             * open state ends after QC_RELIEF_PERIODS refusing none. */
+             * open state ends after QC_RELIEF_PERIODS refusing none,
+             * and QC_RELIEF_WINDOW seconds. */
             if (rl->state == QC_RELIEF_FREE
-                || rl->idle >= QC_RELIEF_PERIODS) {
+                || (rl->idle >= QC_RELIEF_PERIODS
+                    && rl->idle * in->period
+                       >= QC_RELIEF_WINDOW - 1e-9)) {
                 qc_relief_to(rl, QC_RELIEF_FREE, in);
             }
             else if (rl->state == QC_RELIEF_PROBE) {
                 rl->seconds += in->period;
             }
         }
-        else if (rl->state == QC_RELIEF_OPEN) {
-            qc_relief_open(rl, in);
-        }
         else {
-            if (rl->state == QC_RELIEF_FREE) {
-                qc_relief_to(rl, QC_RELIEF_PROBE, in);
+            qc_relief_mean(rl, in);
+            if (rl->state == QC_RELIEF_OPEN) {
+                qc_relief_open(rl, in);
             }
-            qc_relief_probe(rl, in);
+            else {
+                if (rl->state == QC_RELIEF_FREE) {
+                    qc_relief_to(rl, QC_RELIEF_PROBE, in);
+                }
+                qc_relief_probe(rl, in);
+            }
         }
     }
     if (!refusing) {

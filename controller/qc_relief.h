@@ -69,6 +69,10 @@
 #define QC_RELIEF_PERIODS 2
 #define QC_RELIEF_SHARE 0.02
 #define QC_RELIEF_LEAST 1.0
+/* Seconds a test lasts, and over which the arrivals and refusals it
+ * is held against are averaged: a link's queue, filling as refusing
+ * stops, holds back the handshakes of new clients for about that. */
+#define QC_RELIEF_WINDOW 1.0
 
 typedef enum {
     QC_RELIEF_FREE,
@@ -87,7 +91,9 @@ typedef struct {
     double q0, u0;      /* the waiting work and reading then */
     double r0;          /* arrivals/s of the last period refusing none */
     double noise;       /* their mean move between such periods */
-    double r_test, rej_test;    /* arrivals and refusals before TEST */
+    double r_mean, rej_mean;    /* their mean refusing, /s */
+    double r_test, rej_test;    /* that mean before TEST */
+    double r_sum;       /* arrivals in TEST so far */
     double r1, rej1, waiting1;  /* the last period's (OPEN's rises) */
     double hold;        /* seconds left of the bar */
     double next;        /* the next bar's length */
