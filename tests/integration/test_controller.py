@@ -712,7 +712,7 @@ def test_a_load_beyond_the_lowest_tree_is_refused_as_the_queue_stays(
                            " ".join("%.2f" % u for u in late)))
     print(log_table(busy, keys=("R", "R_rej", "m", "U_measured",
                                 "sent_backlog", "queued", "overflow",
-                                "link_overhead")))
+                                "link_overhead", "relief", "d")))
     assert all(r["sent_backlog"] >= 0.0 for r in busy)
     assert max(r["sent_backlog"] for r in busy) > 0.0
     assert result["s5xx"] > 0 and first is not None
