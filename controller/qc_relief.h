@@ -18,15 +18,17 @@
  *          after QC_RELIEF_STILL_SECONDS: BARRED, or TEST where
  *          QC_RELIEF_BACKLOGGED seconds of work wait (queues already
  *          full grow no more: a load past the lowest tree).
- *  TEST    one period refusing nothing.  The arrivals fall by half of
- *          what was refused: they were the refused coming back,
+ *  TEST    QC_RELIEF_WINDOW seconds refusing nothing.  Their mean
+ *          arrivals fall by half of what was refused (the refusing
+ *          periods' mean): they were the refused coming back,
  *          BARRED; else the load is open (clients that go away when
  *          refused): OPEN.
  *  OPEN    refusing relieves, or the load is open: the loops refuse
  *          what they need.  The reading not below halfway and the
  *          arrivals, less what left the accept queues, up by half or
  *          more of the rise of refusals (of 2% of the arrivals or
- *          more), two periods in a row (the refused coming back; an
+ *          more, out of their noise), two periods in a row (the
+ *          refused coming back; an
  *          open load past the lowest tree stays put as refusing grows):
  *          TEST.  Half
  *          or more refused with no relief for QC_RELIEF_STILL_SECONDS,
@@ -36,7 +38,7 @@
  *          time in a row up to QC_RELIEF_MOST; QC_RELIEF_CALM seconds
  *          below the bound forget them.  Then FREE.
  * PROBE and OPEN go back to FREE after QC_RELIEF_PERIODS periods in a
- * row refusing nothing.
+ * row, and QC_RELIEF_WINDOW seconds, refusing nothing.
  *
  * Pure: no I/O, state owned by the caller.
  */

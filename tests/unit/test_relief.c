@@ -231,6 +231,87 @@ START_TEST(test_a_step_is_not_noise)
 }
 END_TEST
 
+static double feed_quarter(qc_relief_t *rl, double u, double r, double rej,
+                           double queue, double waiting)
+{
+    qc_relief_in_t in = { u, r, rej, queue, 0.9, 0.25, waiting };
+
+    return qc_relief_observe(rl, &in);
+}
+
+/* At 0.25 s periods the test lasts a second: arrivals that dip in its
+ * first period (a link's queue refilling holds back new clients'
+ * handshakes) and come back are an open load; arrivals that stay down
+ * are the refused that came back, barred after the second. */
+START_TEST(test_the_test_lasts_a_second)
+{
+    static const double after[][4] = {
+        { 1380.0, 1500.0, 1500.0, 1500.0 },     /* open */
+        { 1400.0, 1400.0, 1400.0, 1400.0 }      /* closed */
+    };
+    qc_relief_t rl;
+    int k, i;
+
+    for (k = 0; k < 2; k++) {
+        qc_relief_init(&rl);
+        for (i = 0; i < 8; i++) {
+            feed_quarter(&rl, 0.99, 1400.0, 0.0, 0.01, -1.0);
+        }
+        feed_quarter(&rl, 0.99, 1470.0, 70.0, 0.01, -1.0);
+        feed_quarter(&rl, 0.99, 1475.0, 72.0, 0.01, -1.0);
+        ck_assert_int_eq(rl.state, QC_RELIEF_TEST);
+        for (i = 0; i < 3; i++) {
+            ck_assert(feed_quarter(&rl, 0.99, after[k][i], 0.0, 0.01, -1.0)
+                      == 0.0);
+            ck_assert_int_eq(rl.state, QC_RELIEF_TEST);
+        }
+        feed_quarter(&rl, 0.99, after[k][3], 0.0, 0.01, -1.0);
+        ck_assert_int_eq(rl.state,
+                         k == 0 ? QC_RELIEF_OPEN : QC_RELIEF_BARRED);
+    }
+}
+END_TEST
+
+/* An open load of 300 req/s on a 10 Mbit/s link that carries 148 of
+ * the lowest tree, as read under CPU contention (0.25 s periods: u,
+ * arrivals/s, refused/s, seconds of work waiting, connections waiting).
+ * Refusing drains the link's queue, which lets held-back handshakes
+ * through in bursts: rises of the arrivals while refusing 90% that are
+ * the arrivals' noise, not the refused coming back.  The period after
+ * the last burst reads half the arrivals.  Never barred. */
+START_TEST(test_an_open_load_on_a_noisy_link_stays_open)
+{
+    static const double trace[][5] = {
+        { 1.055, 168, 0, 0.067, 0 }, { 0.983, 168, 0, 0.120, 0 },
+        { 0.987, 180, 0, 0.189, 0 }, { 1.001, 276, 0, 0.427, 0 },
+        { 0.996, 296, 0, 0.653, 12 }, { 0.997, 252, 0, 0.749, 48 },
+        { 0.998, 316, 0, 1.117, 20 }, { 1.002, 344, 0, 1.243, 79 },
+        { 0.997, 304, 0, 1.476, 102 }, { 1.000, 288, 0, 1.597, 150 },
+        { 1.002, 268, 0, 1.987, 107 }, { 0.999, 288, 0, 2.062, 166 },
+        { 0.999, 252, 0, 2.259, 194 }, { 1.001, 320, 14, 2.289, 229 },
+        { 0.999, 228, 10, 2.668, 263 }, { 1.000, 320, 8, 2.473, 302 },
+        { 1.004, 296, 10, 2.680, 347 }, { 1.000, 352, 11, 2.627, 403 },
+        { 1.000, 316, 0, 2.861, 449 }, { 0.999, 503, 494, 1.486, 0 },
+        { 0.998, 296, 296, 1.295, 0 }, { 1.001, 396, 396, 1.122, 0 },
+        { 0.997, 252, 252, 0.927, 0 }, { 1.003, 348, 336, 0.763, 0 },
+        { 0.999, 324, 320, 0.602, 0 }, { 1.000, 292, 288, 0.413, 0 },
+        { 0.999, 292, 256, 0.320, 0 }, { 1.002, 276, 244, 0.170, 0 },
+        { 1.000, 372, 336, 0.069, 0 }, { 0.981, 512, 456, 0.008, 0 },
+        { 0.95, 176, 150, 0.010, 0 }, { 0.90, 220, 180, 0.010, 0 }
+    };
+    qc_relief_t rl;
+    unsigned i;
+
+    qc_relief_init(&rl);
+    for (i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
+        feed_quarter(&rl, trace[i][0], trace[i][1], trace[i][2],
+                     trace[i][3], trace[i][4]);
+        ck_assert_int_ne(rl.state, QC_RELIEF_BARRED);
+    }
+    ck_assert_int_eq(rl.state, QC_RELIEF_OPEN);
+}
+END_TEST
+
 /* A minute below the bound forgets the bars; no refusing is free. */
 START_TEST(test_calm_forgets)
 {
@@ -261,6 +342,8 @@ int main(void)
     tcase_add_test(tc, test_open_then_refill_is_tested);
     tcase_add_test(tc, test_open_load_past_the_lowest_tree_stays_open);
     tcase_add_test(tc, test_a_step_is_not_noise);
+    tcase_add_test(tc, test_the_test_lasts_a_second);
+    tcase_add_test(tc, test_an_open_load_on_a_noisy_link_stays_open);
     tcase_add_test(tc, test_calm_forgets);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
