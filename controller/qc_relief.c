@@ -151,14 +151,14 @@ static int qc_comes_back(const qc_relief_t *rl, const qc_relief_in_t *in)
 
     return !qc_read_relieved(rl, in) && more > 0.0
            && more >= QC_RELIEF_SHARE * in->r
-           && qc_relief_above_noise(rl, more)
            && in->r - rl->r1 - let_in >= 0.5 * more;
 }
 
 static void qc_relief_open(qc_relief_t *rl, const qc_relief_in_t *in)
 {
     rl->refill = qc_comes_back(rl, in) ? rl->refill + 1 : 0;
-    if (rl->refill >= QC_RELIEF_PERIODS) {
+    if (rl->refill >= QC_RELIEF_PERIODS
+        && rl->refill * in->period >= QC_RELIEF_WINDOW - 1e-9) {
         qc_relief_test(rl, in);
         return;
     }

@@ -27,8 +27,8 @@
  *          what they need.  The reading not below halfway and the
  *          arrivals, less what left the accept queues, up by half or
  *          more of the rise of refusals (of 2% of the arrivals or
- *          more, out of their noise), two periods in a row (the
- *          refused coming back; an
+ *          more), two periods in a row and QC_RELIEF_WINDOW seconds
+ *          (the refused coming back; an
  *          open load past the lowest tree stays put as refusing grows):
  *          TEST.  Half
  *          or more refused with no relief for QC_RELIEF_STILL_SECONDS,
