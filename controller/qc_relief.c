@@ -94,10 +94,15 @@ static int qc_refilled(const qc_relief_t *rl, const qc_relief_in_t *in)
 
 static void qc_relief_test(qc_relief_t *rl, const qc_relief_in_t *in)
 {
-    rl->r_test = rl->r_mean;
-    rl->rej_test = rl->rej_mean;
     rl->r_sum = 0.0;
     qc_relief_to(rl, QC_RELIEF_TEST, in);
+}
+
+/* `n` periods in a row are a run that counts: QC_RELIEF_PERIODS of
+ * them, and QC_RELIEF_WINDOW seconds. */
+static int qc_relief_run(unsigned n, double period)
+{
+    return n >= QC_RELIEF_PERIODS && n * period >= QC_RELIEF_WINDOW - 1e-9;
 }
 
 /* The arrivals and refusals of the periods refusing, averaged over
@@ -157,8 +162,7 @@ static int qc_comes_back(const qc_relief_t *rl, const qc_relief_in_t *in)
 static void qc_relief_open(qc_relief_t *rl, const qc_relief_in_t *in)
 {
     rl->refill = qc_comes_back(rl, in) ? rl->refill + 1 : 0;
-    if (rl->refill >= QC_RELIEF_PERIODS
-        && rl->refill * in->period >= QC_RELIEF_WINDOW - 1e-9) {
+    if (qc_relief_run(rl->refill, in->period)) {
         qc_relief_test(rl, in);
         return;
     }
@@ -198,8 +202,8 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
         if (rl->seconds < QC_RELIEF_WINDOW - 1e-9) {
             break;
         }
-        if (rl->r_sum / rl->seconds <= rl->r_test - 0.5 * rl->rej_test
-            && qc_relief_above_noise(rl, rl->rej_test)) {
+        if (rl->r_sum / rl->seconds <= rl->r_mean - 0.5 * rl->rej_mean
+            && qc_relief_above_noise(rl, rl->rej_mean)) {
             qc_relief_bar(rl, "refill", in);
         }
         else {
@@ -219,9 +223,7 @@ double qc_relief_observe(qc_relief_t *rl, const qc_relief_in_t *in)
              * open state ends after QC_RELIEF_PERIODS refusing none,
              * and QC_RELIEF_WINDOW seconds. */
             if (rl->state == QC_RELIEF_FREE
-                || (rl->idle >= QC_RELIEF_PERIODS
-                    && rl->idle * in->period
-                       >= QC_RELIEF_WINDOW - 1e-9)) {
+                || qc_relief_run(rl->idle, in->period)) {
                 qc_relief_to(rl, QC_RELIEF_FREE, in);
             }
             else if (rl->state == QC_RELIEF_PROBE) {

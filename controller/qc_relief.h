@@ -93,8 +93,8 @@ typedef struct {
     double q0, u0;      /* the waiting work and reading then */
     double r0;          /* arrivals/s of the last period refusing none */
     double noise;       /* their mean move between such periods */
-    double r_mean, rej_mean;    /* their mean refusing, /s */
-    double r_test, rej_test;    /* that mean before TEST */
+    double r_mean, rej_mean;    /* their mean refusing, /s (held in
+                                 * TEST, which refuses none) */
     double r_sum;       /* arrivals in TEST so far */
     double r1, rej1, waiting1;  /* the last period's (OPEN's rises) */
     double hold;        /* seconds left of the bar */
