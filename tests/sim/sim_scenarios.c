@@ -1,0 +1,305 @@
+/* Licensed under the Apache License, Version 2.0. */
+
+/*
+ * sim-scenarios: random scenarios (qc_scenario.h) on the simulated
+ * world (sim_world.h), each under plain Apache, the lowest tree pinned
+ * and mod_qosctl, held to the controller's invariants:
+ *
+ *   goodput   at least SIM_GOOD_MIN of the better fixed policy's;
+ *   refusals  at most SIM_REFUSE_MAX of the requests wherever the
+ *             lowest tree pinned answers every request in time;
+ *   guarantee a host within its contract gets SIM_FULL_MIN of its
+ *             requests at full quality;
+ *   premium   premium clients at full quality, and SIM_ALONE_MIN of the
+ *             goodput they get alone;
+ *   mixing    at most SIM_MIXED_MAX of the pages mix trees;
+ *   errors    no more client errors than the better fixed policy.
+ *
+ *   sim-scenarios [-n COUNT] [-s SEED] [-v] [-q] [--check]
+ *
+ * The seed is fresh unless given, and printed; each failing scenario is
+ * printed with its seed, which reproduces it exactly (-s SEED -n 1 -v).
+ * Every scenario is first checked for the world's own integrity
+ * (world_broken); a broken world exits 3 whatever --check says.
+ * --check: exit 1 when any scenario fails an invariant.
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apr_general.h"
+
+#include "sim_world.h"
+
+/* The goals the controller is held to (doc/control.md, Invariants). */
+#define SIM_GOOD_MIN 0.85
+#define SIM_REFUSE_MAX 0.001
+#define SIM_FULL_MIN 0.98
+#define SIM_ALONE_MIN 0.90
+#define SIM_MIXED_MAX 0.01
+/* Fluid rounding: a share of the requests below which a difference of
+ * errors is no difference. */
+#define SIM_ERRORS_SLACK 0.001
+
+enum { INV_GOOD, INV_REFUSE, INV_GUARANTEE, INV_PREMIUM, INV_MIXED,
+       INV_ERRORS, INV_N };
+static const char *inv_name[INV_N] = { "goodput", "refusals", "guarantee",
+                                       "premium", "mixing", "errors" };
+
+typedef struct {
+    double ratio;       /* goodput over the better fixed policy's */
+    unsigned failed;    /* bit i: invariant i */
+    char why[512];
+} verdict_t;
+
+static void why(verdict_t *v, int inv, const char *fmt, double a, double b)
+{
+    size_t l = strlen(v->why);
+
+    v->failed |= 1u << inv;
+    snprintf(v->why + l, sizeof(v->why) - l, " %s(", inv_name[inv]);
+    l = strlen(v->why);
+    snprintf(v->why + l, sizeof(v->why) - l, fmt, a, b);
+    l = strlen(v->why);
+    snprintf(v->why + l, sizeof(v->why) - l, ")");
+}
+
+static int verbose_runs;
+
+static void show(const char *name, const sim_result_t *r)
+{
+    printf("  %-7s good %8.0f requests %8.0f refused %7.0f errors %7.0f "
+           "U %.2f m_min %.2f\n", name, r->good, r->requests, r->refused,
+           r->errors, r->u_mean, r->m_min);
+}
+
+static void judge(const qc_scenario_t *sc, verdict_t *v)
+{
+    sim_result_t plain, pinned, qc, alone;
+    double best, pages = 0.0, mixed = 0.0;
+    unsigned i, h, premium = 0;
+
+    memset(v, 0, sizeof(*v));
+    sim_run(sc, SIM_PLAIN, ~0u, &plain);
+    sim_run(sc, SIM_PINNED, ~0u, &pinned);
+    sim_run(sc, SIM_QOSCTL, ~0u, &qc);
+    if (verbose_runs) {
+        show("plain", &plain);
+        show("pinned", &pinned);
+        show("qosctl", &qc);
+    }
+    best = plain.good > pinned.good ? plain.good : pinned.good;
+    v->ratio = best > 0.0 ? qc.good / best : 1.0;
+    if (qc.good < SIM_GOOD_MIN * best) {
+        why(v, INV_GOOD, "%.2f of %.0f", v->ratio, best);
+    }
+    if (pinned.errors <= SIM_REFUSE_MAX * pinned.requests
+        && qc.refused > SIM_REFUSE_MAX * qc.requests) {
+        why(v, INV_REFUSE, "%.4f of %.0f", qc.refused / qc.requests,
+            qc.requests);
+    }
+    for (h = 0; h < sc->nhosts; h++) {
+        double load = 0.0, offered = 0.0, full = 0.0;
+
+        if (!sc->hosts[h].guaranteed) {
+            continue;
+        }
+        for (i = 0; i < sc->npops; i++) {
+            if (sc->pops[i].host == h) {
+                load += sc->pops[i].load;
+                offered += qc.pop[i].offered;
+                full += qc.pop[i].full;
+            }
+        }
+        if (load <= sc->hosts[h].rmax_share && offered > 0.0
+            && full < SIM_FULL_MIN * offered) {
+            why(v, INV_GUARANTEE, "host %.0f: %.3f full", (double)h,
+                full / offered);
+        }
+    }
+    for (i = 0; i < sc->npops; i++) {
+        premium |= sc->pops[i].premium ? 1u << i : 0;
+        pages += qc.pop[i].pages;
+        mixed += qc.pop[i].mixed;
+    }
+    if (premium) {
+        sim_run(sc, SIM_QOSCTL, premium, &alone);
+        for (i = 0; i < sc->npops; i++) {
+            const sim_pop_result_t *p = &qc.pop[i];
+
+            if (!(premium & (1u << i)) || !(p->served > 0.0)) {
+                continue;
+            }
+            if (p->full < SIM_FULL_MIN * p->served
+                || p->good < SIM_ALONE_MIN * alone.pop[i].good) {
+                why(v, INV_PREMIUM, "%.3f full, %.2f of alone",
+                    p->full / p->served,
+                    alone.pop[i].good > 0.0 ? p->good / alone.pop[i].good
+                    : 1.0);
+            }
+        }
+    }
+    if (pages > 0.0 && mixed > SIM_MIXED_MAX * pages) {
+        why(v, INV_MIXED, "%.3f of %.0f pages", mixed / pages, pages);
+    }
+    best = plain.errors < pinned.errors ? plain.errors : pinned.errors;
+    if (qc.errors > best + SIM_ERRORS_SLACK * qc.requests) {
+        why(v, INV_ERRORS, "%.0f against %.0f", qc.errors, best);
+    }
+}
+
+/* The world's own integrity, whatever the controller does: the fixed
+ * policies refuse nothing, plain Apache serves only the top tree and the
+ * pinned server only the lowest, nothing is served that was not asked
+ * for, and the readings are numbers.  A failure is the simulator's bug,
+ * not the controller's. */
+static int world_broken(const qc_scenario_t *sc, char *msg, size_t len)
+{
+    sim_result_t r[3];
+    int p, i;
+
+    for (p = 0; p < 3; p++) {
+        if (sim_run(sc, (sim_policy_t)p, ~0u, &r[p]) != 0) {
+            snprintf(msg, len, "policy %d did not run", p);
+            return 1;
+        }
+        if (!(r[p].u_mean >= 0.0 && r[p].u_mean <= 1.0 + 1e-9)
+            || !(r[p].good >= 0.0) || !(r[p].errors >= 0.0)) {
+            snprintf(msg, len, "policy %d: U %g good %g errors %g", p,
+                     r[p].u_mean, r[p].good, r[p].errors);
+            return 1;
+        }
+        for (i = 0; i < (int)sc->npops; i++) {
+            const sim_pop_result_t *q = &r[p].pop[i];
+            double asked = q->offered * (sc->pops[i].model == QC_SC_RETRY
+                                         ? 4.0 : 1.0);
+
+            /* what was in flight when the window opened is served in
+             * it: a closed population's clients, or what the resource
+             * does in a second */
+            if (q->served > asked + 1.0 / sim_cost(sc, 1) + 1.0
+                            + sc->pops[i].clients
+                              * (sc->pops[i].model == QC_SC_H2 ? 10.0
+                                 : 1.0)) {
+                snprintf(msg, len, "policy %d pop %d: served %g of %g",
+                         p, i, q->served, asked);
+                return 1;
+            }
+        }
+    }
+    for (i = 0; i < (int)sc->npops; i++) {
+        if (r[SIM_PLAIN].pop[i].refused > 0.0
+            || r[SIM_PINNED].pop[i].refused > 0.0
+            || r[SIM_PINNED].pop[i].full > 0.0
+            || fabs(r[SIM_PLAIN].pop[i].full - r[SIM_PLAIN].pop[i].served)
+               > 1e-6 * (1.0 + r[SIM_PLAIN].pop[i].served)) {
+            snprintf(msg, len, "pop %d: a fixed policy's trees are off", i);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long long seed = 0, n = 1000, i;
+    unsigned fails[INV_N] = { 0 }, failed = 0, broken = 0, k;
+    int verbose = 0, quiet = 0, check = 0, have_seed = 0, a;
+    double *ratios;
+    char *end, json[4096];
+
+    for (a = 1; a < argc; a++) {
+        if (strcmp(argv[a], "-n") == 0 && a + 1 < argc) {
+            errno = 0;
+            n = strtoull(argv[++a], &end, 10);
+            if (errno || *end || n == 0 || n > 10000000) {
+                fprintf(stderr, "sim-scenarios: bad count: %s\n", argv[a]);
+                return 2;
+            }
+        }
+        else if (strcmp(argv[a], "-s") == 0 && a + 1 < argc) {
+            errno = 0;
+            seed = strtoull(argv[++a], &end, 10);
+            if (errno || *end) {
+                fprintf(stderr, "sim-scenarios: bad seed: %s\n", argv[a]);
+                return 2;
+            }
+            have_seed = 1;
+        }
+        else if (strcmp(argv[a], "-v") == 0) {
+            verbose = 1;
+            verbose_runs = 1;
+        }
+        else if (strcmp(argv[a], "-q") == 0) {
+            quiet = 1;
+        }
+        else if (strcmp(argv[a], "--check") == 0) {
+            check = 1;
+        }
+        else {
+            fprintf(stderr, "usage: sim-scenarios [-n COUNT] [-s SEED] "
+                    "[-v] [-q] [--check]\n");
+            return 2;
+        }
+    }
+    if (!have_seed) {
+        seed = ((unsigned long long)time(NULL) << 20)
+               ^ (unsigned long long)getpid();
+    }
+    if (!verbose && !freopen("/dev/null", "w", stderr)) {
+        return 2;               /* the controller's warnings, thousands */
+    }
+    apr_initialize();
+    ratios = malloc(n * sizeof(*ratios));
+    printf("sim-scenarios: %llu scenarios from seed %llu\n", n, seed);
+    for (i = 0; i < n; i++) {
+        qc_scenario_t sc;
+        verdict_t v;
+
+        qc_scenario_make(&sc, seed + i);
+        if (world_broken(&sc, json, sizeof(json))) {
+            printf("seed %llu: BROKEN WORLD %s\n", seed + i, json);
+            broken++;
+            ratios[i] = 1.0;
+            continue;
+        }
+        judge(&sc, &v);
+        ratios[i] = v.ratio;
+        failed += v.failed != 0;
+        for (k = 0; k < INV_N; k++) {
+            fails[k] += (v.failed >> k) & 1u;
+        }
+        if ((v.failed && !quiet) || verbose) {
+            printf("seed %llu: %s goodput %.2f%s\n", seed + i,
+                   v.failed ? "FAIL" : "ok", v.ratio, v.why);
+        }
+        if (verbose) {
+            qc_scenario_json(&sc, json, sizeof(json));
+            printf("  %s\n", json);
+        }
+    }
+    qsort(ratios, n, sizeof(*ratios), cmp_double);
+    printf("goodput over the better fixed policy: min %.3f, median %.3f\n",
+           ratios[0], ratios[n / 2]);
+    printf("failed:");
+    for (k = 0; k < INV_N; k++) {
+        printf(" %s %u,", inv_name[k], fails[k]);
+    }
+    printf(" any %u of %llu\n", failed, n);
+    printf("world checks: %llu passed, %u failed\n", n - broken, broken);
+    free(ratios);
+    apr_terminate();
+    return broken ? 3 : check && failed ? 1 : 0;
+}
