@@ -95,7 +95,7 @@ static qc_set_where_e qc_conf_sets_status(const ap_directive_t *d,
  * shows the whole server on the main server alone.  A host whose own
  * <VirtualHost> names qosctl-status is one the admin chose.
  */
-static int qc_server_scope_allowed(request_rec *r, const char **why)
+static int qc_server_scope_allowed(request_rec *r)
 {
     const core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
     const ap_expr_info_t *e = d ? d->expr_handler : NULL;
@@ -106,14 +106,18 @@ static int qc_server_scope_allowed(request_rec *r, const char **why)
                                   (int)e->line_number, r->server)
             : QC_SET_NOWHERE;
     if (where == QC_SET_NOWHERE) {
-        *why = "is not set by SetHandler in httpd's configuration here "
-               "(an .htaccess?)";
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10100: QosCtl: "
+                      "qosctl-status is not set by SetHandler in httpd's "
+                      "configuration here (an .htaccess?): showing this "
+                      "host only");
         return 0;
     }
     if (where == QC_SET_SERVER && r->server->is_virtual) {
-        *why = "is set at server level and this is a virtual host (the "
-               "whole server: the main server, or a SetHandler in a "
-               "<VirtualHost>)";
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10101: QosCtl: "
+                      "qosctl-status is set at server level and this is a "
+                      "virtual host: showing this host only (the whole "
+                      "server shows on the main server, or where a "
+                      "<VirtualHost> sets the handler itself)");
         return 0;
     }
     return 1;
@@ -124,15 +128,12 @@ int qc_status_handler(request_rec *r)
     qc_status_format_e fmt;
     qc_global_view_t g;
     int host, narrowed = 0;
-    const char *why = NULL;
 
     host = !strcmp(r->handler, "qosctl-host-status");
     if (!host && strcmp(r->handler, "qosctl-status")) {
         return DECLINED;
     }
-    if (!host && !qc_server_scope_allowed(r, &why)) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10100: QosCtl: "
-                      "qosctl-status %s: showing this host only", why);
+    if (!host && !qc_server_scope_allowed(r)) {
         host = narrowed = 1;
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);

@@ -372,3 +372,19 @@ def test_logformat_example_logs_the_note(server_factory):
                               and "x.txt" in open(log).read())
     line = [l for l in open(log).read().splitlines() if "/x.txt" in l][0]
     assert line.endswith('"degraded 1/2 m=1.00 basic fixed"'), line
+
+
+def test_operating_md_names_every_metric(pages):
+    """doc/operating.md's table names each metric the pages declare, and
+    no other."""
+    with open(os.path.join(qcharness.TOP_SRCDIR, "doc", "operating.md")) as f:
+        doc = f.read()
+    named = set(re.findall(r"`(qosctl_[a-z_]+)(?:\{[a-z]+\})?`", doc))
+    declared = set()
+    for text in pages.values():
+        declared |= set(families(text)[0])
+    assert declared - named == set()
+    # The power figure needs QosCtlPowerModel or RAPL; qosctl_combined
+    # is the example's LogFormat.
+    assert named - declared <= {"qosctl_power_watts", "qosctl_combined"}, \
+        named - declared
