@@ -8,7 +8,9 @@
  * qc_status_view.c.  Also a short section in mod_status's page.
  * "SetHandler qosctl-host-status" shows the same for the virtual server
  * that serves the request alone, and nothing server-wide: what a hosting
- * provider can open to that host's tenant.
+ * provider can open to that host's tenant.  qosctl-status shows that
+ * much too where a tenant could reach it in the server's name
+ * (qc_server_scope_allowed).
  */
 
 #include "httpd.h"

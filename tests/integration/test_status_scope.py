@@ -7,7 +7,8 @@ whole server shows on the main server and on a host whose own
 shows that host alone.
 
 The tenant's script is a real CGI program run by the tenant's virtual
-host, which asks the status URL over loopback as the issue's curl did.
+host, which asks the status URL over loopback with a Host header of its
+choosing, as `curl -H 'Host: tenant.test' http://127.0.0.1/...` does.
 """
 
 import json
