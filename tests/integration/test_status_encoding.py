@@ -17,9 +17,13 @@ import qcharness
 # (the harness writes text).
 E9, FF, CTL = "@E9@", "@FF@", "@CTL@"
 # FF: a byte no UTF-8 has, a lead byte cut short, a surrogate's
-# encoding (which UTF-8 forbids), then a valid two-byte sequence.
-PATCH = {E9.encode(): b"\xe9",
-         FF.encode(): b"\xff\xc3(\xed\xa0\x80\xc3\xa9",
+# encoding (which UTF-8 forbids), a valid two-byte sequence, an overlong
+# "/", a code point past U+10FFFF, then a valid four-byte sequence.
+LOW = (b"\xff\xc3(\xed\xa0\x80\xc3\xa9\xc0\xaf\xf4\x90\x80\x80"
+       b"\xf0\x9f\x98\x80")
+LOW_TEXT = ("\ufffd\ufffd(\ufffd\ufffd\ufffd\u00e9\ufffd\ufffd"
+            "\ufffd\ufffd\ufffd\ufffd\U0001f600")
+PATCH = {E9.encode(): b"\xe9", FF.encode(): LOW,
          CTL.encode(): b"\x01\x1f\x7f"}
 
 CONF = """QosCtl On
@@ -45,7 +49,7 @@ def hostile(server_factory):
         text = text.replace(k, v)
     with open(s.conf, "wb") as f:
         f.write(text)
-    low = b'low\xff\xc3(\xed\xa0\x80\xc3\xa9"q'
+    low = b'low' + LOW + b'"q'
     os.makedirs(os.path.join(s.docroot.encode(), low))
     with open(os.path.join(s.docroot.encode(), low, b"x.txt"), "w") as f:
         f.write("low\n")
@@ -64,8 +68,7 @@ def test_json_is_valid_utf8_with_every_byte_escaped(hostile):
     assert "caf\ufffd.example:%d" % port in hosts, list(hosts)
     assert "ok\x01\x1f\x7f.example:%d" % port in hosts, list(hosts)
     trees = hosts["caf\ufffd.example:%d" % port]["trees"]
-    assert trees == ['/low\ufffd\ufffd(\ufffd\ufffd\ufffd\u00e9"q',
-                     "/full"], trees
+    assert trees == ['/low' + LOW_TEXT + '"q', "/full"], trees
 
 
 def test_prometheus_labels_are_valid_utf8(hostile):
@@ -74,4 +77,4 @@ def test_prometheus_labels_are_valid_utf8(hostile):
     assert st == 200
     text = body.decode("utf-8")
     assert 'vhost="caf\ufffd.example:%d"' % hostile.port in text
-    assert 'tree="/low\ufffd\ufffd(\ufffd\ufffd\ufffd\u00e9\\"q"' in text
+    assert 'tree="/low' + LOW_TEXT + '\\"q"' in text
