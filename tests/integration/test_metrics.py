@@ -125,11 +125,14 @@ def test_names_units_and_labels(pages):
     for counter in ("qosctl_requests_total", "qosctl_response_bytes_total",
                     "qosctl_rejected_requests_total"):
         assert fams[counter][0] == "counter"
-    # No stand-in for unknown: nothing negative where a count or an age
-    # is meant (a sample is left out instead).
+    # No stand-in for unknown: no NaN, and nothing negative but the
+    # model's fit and the headroom of an overload (a sample is left out
+    # instead).
     for name, _, value in samples:
-        if not name.startswith("qosctl_model_"):
-            assert value >= 0 and value == value, (name, value)
+        assert value == value, name
+        if not name.startswith("qosctl_model_") \
+                and name != "qosctl_headroom_ratio":
+            assert value >= 0, (name, value)
     # One meaning per label: "tree" is a content tree's path wherever it
     # is, the index below the top is "depth".
     trees = [l["tree"] for _, l, _ in samples if "tree" in l]
