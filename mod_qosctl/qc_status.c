@@ -8,7 +8,9 @@
  * qc_status_view.c.  Also a short section in mod_status's page.
  * "SetHandler qosctl-host-status" shows the same for the virtual server
  * that serves the request alone, and nothing server-wide: what a hosting
- * provider can open to that host's tenant.
+ * provider can open to that host's tenant.  qosctl-status shows that
+ * much too where a tenant could reach it in the server's name
+ * (qc_server_scope_allowed).
  */
 
 #include "httpd.h"
@@ -25,46 +27,102 @@
 #include "qc_status_render.h"
 #include "qc_parse.h"
 
-/* Whether a SetHandler naming qosctl-status is at file:line of the
- * configuration tree at d (its sections' contents included). */
-static int qc_conf_sets_status(const ap_directive_t *d, const char *file,
-                               int line)
-{
-    for (; d; d = d->next) {
-        if (d->line_num == line && d->filename && !strcmp(d->filename, file)
-            && !strcasecmp(d->directive, "SetHandler")) {
-            const char *a = d->args;
-            size_t n = strlen(a);
+/* Where a SetHandler naming qosctl-status was written. */
+typedef enum {
+    QC_SET_NOWHERE,             /* not in httpd's configuration */
+    QC_SET_SERVER,              /* at server level: every host has it */
+    QC_SET_HOST                 /* in the <VirtualHost> of host s */
+} qc_set_where_e;
 
-            if (n >= 2 && (a[0] == '"' || a[0] == '\'') && a[n - 1] == a[0]) {
-                a++;
-                n -= 2;
-            }
-            return n == 13 && !strncasecmp(a, "qosctl-status", n);
-        }
-        if (qc_conf_sets_status(d->first_child, file, line)) {
-            return 1;
-        }
+static int qc_is_status_sethandler(const ap_directive_t *d)
+{
+    const char *a = d->args;
+    size_t n = strlen(a);
+
+    if (strcasecmp(d->directive, "SetHandler")) {
+        return 0;
     }
-    return 0;
+    if (n >= 2 && (a[0] == '"' || a[0] == '\'') && a[n - 1] == a[0]) {
+        a++;
+        n -= 2;
+    }
+    return n == 13 && !strncasecmp(a, "qosctl-status", n);
 }
 
 /*
- * Whether the whole server's status may be shown here: the SetHandler
- * in effect is one of httpd's configuration, not a tenant's .htaccess
- * (AllowOverride FileInfo allows SetHandler and RewriteRule's H=, so
- * the handler's name alone proves nothing).  The expression core keeps
- * for SetHandler says where it was written; httpd keeps its parsed
- * configuration, which no .htaccess is part of.
+ * Where the SetHandler at file:line of the configuration tree at d is:
+ * vhost is the <VirtualHost> section d is in (NULL: server level), s
+ * the host serving the request.  A file included in several sections
+ * has the same file:line in each: the one at server level or in s's
+ * own section is the one in effect for s.
+ */
+static qc_set_where_e qc_conf_sets_status(const ap_directive_t *d,
+                                          const ap_directive_t *vhost,
+                                          const char *file, int line,
+                                          const server_rec *s)
+{
+    for (; d; d = d->next) {
+        qc_set_where_e in;
+
+        if (d->line_num == line && d->filename && !strcmp(d->filename, file)
+            && qc_is_status_sethandler(d)) {
+            if (!vhost) {
+                return QC_SET_SERVER;
+            }
+            if (s->defn_name && vhost->filename
+                && !strcmp(s->defn_name, vhost->filename)
+                && (int)s->defn_line_number == vhost->line_num) {
+                return QC_SET_HOST;
+            }
+        }
+        in = qc_conf_sets_status(d->first_child,
+                                 !strcasecmp(d->directive, "<VirtualHost")
+                                 ? d : vhost, file, line, s);
+        if (in != QC_SET_NOWHERE) {
+            return in;
+        }
+    }
+    return QC_SET_NOWHERE;
+}
+
+/*
+ * Whether the whole server's status may be shown here.  The SetHandler
+ * in effect must be one of httpd's configuration, not a tenant's
+ * .htaccess (AllowOverride FileInfo allows SetHandler and RewriteRule's
+ * H=, so the handler's name alone proves nothing): the expression core
+ * keeps for SetHandler says where it was written, and httpd keeps its
+ * parsed configuration, which no .htaccess is part of.  And a
+ * SetHandler at server level is in every virtual host, a tenant's too,
+ * whose scripts reach it over loopback with their own Host header: it
+ * shows the whole server on the main server alone.  A host whose own
+ * <VirtualHost> names qosctl-status is one the admin chose.
  */
 static int qc_server_scope_allowed(request_rec *r)
 {
     const core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
     const ap_expr_info_t *e = d ? d->expr_handler : NULL;
+    qc_set_where_e where;
 
-    return e && e->filename
-           && qc_conf_sets_status(ap_conftree, e->filename,
-                                  (int)e->line_number);
+    where = e && e->filename
+            ? qc_conf_sets_status(ap_conftree, NULL, e->filename,
+                                  (int)e->line_number, r->server)
+            : QC_SET_NOWHERE;
+    if (where == QC_SET_NOWHERE) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10100: QosCtl: "
+                      "qosctl-status is not set by SetHandler in httpd's "
+                      "configuration here (an .htaccess?): showing this "
+                      "host only");
+        return 0;
+    }
+    if (where == QC_SET_SERVER && r->server->is_virtual) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10101: QosCtl: "
+                      "qosctl-status is set at server level and this is a "
+                      "virtual host: showing this host only (the whole "
+                      "server shows on the main server, or where a "
+                      "<VirtualHost> sets the handler itself)");
+        return 0;
+    }
+    return 1;
 }
 
 int qc_status_handler(request_rec *r)
@@ -78,9 +136,6 @@ int qc_status_handler(request_rec *r)
         return DECLINED;
     }
     if (!host && !qc_server_scope_allowed(r)) {
-        ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r, "QosCtl: qosctl-status "
-                      "is not set by SetHandler in httpd's configuration "
-                      "here (an .htaccess?): showing this host only");
         host = narrowed = 1;
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);

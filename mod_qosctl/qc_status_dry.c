@@ -71,7 +71,8 @@ void qc_dry_json(request_rec *r, const qc_server_conf *c, int cls)
 }
 
 /* One series per shown class; which: 0 m, 1 and 2 the degraded and
- * rejected counts, 3 and 4 their shares. */
+ * rejected counts.  Their shares are ratios of counters, left to the
+ * query. */
 static void qc_dry_prom_series(request_rec *r, const qc_global_view_t *g,
                                const char *name, const char *type,
                                const char *help, int which)
@@ -86,8 +87,7 @@ static void qc_dry_prom_series(request_rec *r, const qc_global_view_t *g,
 
         qc_dry_view(w.c, w.cls, &v);
         d = which == 0 ? v.m : which == 1 ? (double)v.degraded
-            : which == 2 ? (double)v.rejected
-            : which == 3 ? v.degraded_share : v.rejected_share;
+            : (double)v.rejected;
         ap_rprintf(r, "qosctl_%s{vhost=\"%s\",class=\"%s\"} %s\n", name,
                    qc_prom_label(r->pool, w.c->key), qc_class_names[w.cls],
                    qc_num(r, d));
@@ -110,19 +110,13 @@ void qc_dry_prom(request_rec *r, const qc_global_view_t *g)
     if (!dry) {
         return;
     }
-    qc_dry_prom_series(r, g, "would_level", "gauge", "Level m the "
+    qc_dry_prom_series(r, g, "would_level", "gauge", "Level the "
                        "controller would set (LogOnly).", 0);
     qc_dry_prom_series(r, g, "would_degraded_total", "counter",
-                       "Requests it would have served from a lower tree.",
-                       1);
+                       "Requests it would have served from a lower tree "
+                       "(over qosctl_requests_total: the share).", 1);
     qc_dry_prom_series(r, g, "would_rejected_total", "counter",
-                       "Requests it would have answered with 503.", 2);
-    qc_dry_prom_series(r, g, "would_degraded_ratio", "gauge",
-                       "Share of the class's requests it would have "
-                       "degraded.", 3);
-    qc_dry_prom_series(r, g, "would_rejected_ratio", "gauge",
-                       "Share of the class's requests it would have "
-                       "rejected.", 4);
+                       "Requests it would have refused with 503.", 2);
 }
 
 void qc_dry_html(request_rec *r, const qc_global_view_t *g)

@@ -267,7 +267,9 @@ void qc_render_html(request_rec *r, const qc_global_view_t *g, int refresh)
         if (g->narrowed) {
             ap_rputs("<p class=\"legend\">The whole server's status shows "
                      "only where httpd's configuration sets "
-                     "<code>SetHandler qosctl-status</code>.</p>\n", r);
+                     "<code>SetHandler qosctl-status</code>: at server "
+                     "level for the main server, or in a host's own "
+                     "<code>&lt;VirtualHost&gt;</code>.</p>\n", r);
         }
     }
     else {

@@ -29,21 +29,35 @@ static void qc_json_num(request_rec *r, double d)
     }
 }
 
+/*
+ * A JSON string of any bytes: the output is valid UTF-8 whatever the
+ * configuration holds (a ServerName or a path in Latin-1, say), each
+ * byte that is not part of valid UTF-8 becoming U+FFFD; control
+ * characters and DEL are escaped.
+ */
 static void qc_json_str(request_rec *r, const char *s)
 {
-    ap_rputc('"', r);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
+    const unsigned char *u = (const unsigned char *)s;
 
-        if (ch == '"' || ch == '\\') {
-            ap_rprintf(r, "\\%c", ch);
+    ap_rputc('"', r);
+    while (*u) {
+        apr_size_t n = qc_utf8_len(u);
+
+        if (*u == '"' || *u == '\\') {
+            ap_rprintf(r, "\\%c", *u);
         }
-        else if (ch < 0x20) {
-            ap_rprintf(r, "\\u%04x", ch);
+        else if (*u < 0x20 || *u == 0x7f) {
+            ap_rprintf(r, "\\u%04x", *u);
+        }
+        else if (n == 0) {
+            ap_rputs("\\ufffd", r);
         }
         else {
-            ap_rputc(ch, r);
+            ap_rwrite(u, (int)n, r);
+            u += n;
+            continue;
         }
+        u++;
     }
     ap_rputc('"', r);
 }
@@ -202,40 +216,70 @@ void qc_render_json(request_rec *r, const qc_global_view_t *g)
     qc_render_json_hosts(r, g);
 }
 
+/* A number as the Prometheus text format writes it. */
+static const char *qc_prom_num(request_rec *r, double v)
+{
+    return qc_pdouble(r->pool, "%.15g", v);
+}
+
+static void qc_prom_head(request_rec *r, const char *name, const char *type,
+                         const char *help)
+{
+    ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s %s\n", name, help,
+               name, type);
+}
+
+/* A gauge without labels; its sample is left out while the value is
+ * unknown (NaN), as Prometheus wants rather than a stand-in number. */
 static void qc_prom_gauge(request_rec *r, const char *name, const char *help,
                           double v)
 {
-    ap_rprintf(r, "# HELP qosctl_%s %s\n# TYPE qosctl_%s gauge\n"
-               "qosctl_%s %s\n", name, help, name, name,
-               v != v ? "NaN" : qc_pdouble(r->pool, "%.15g", v));
+    qc_prom_head(r, name, "gauge", help);
+    if (v == v) {
+        ap_rprintf(r, "qosctl_%s %s\n", name, qc_prom_num(r, v));
+    }
+}
+
+static void qc_prom_counter(request_rec *r, const char *name,
+                            const char *help, apr_uint64_t v)
+{
+    qc_prom_head(r, name, "counter", help);
+    ap_rprintf(r, "qosctl_%s %" APR_UINT64_T_FMT "\n", name, v);
 }
 
 /* What concerns the whole server: the resource, model and controller. */
 static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
 {
+    const double unknown = 0.0 / 0.0;
     unsigned k;
 
-    qc_prom_gauge(r, "utilization_bound", "Utilization set point.",
-                  qc_rt.main->bound);
-    qc_prom_gauge(r, "utilization_measured",
-                  "Measured utilization of the bottleneck.", g->u_measured);
-    qc_prom_gauge(r, "model_a_seconds", "Model cost a of a served request.",
-                  g->a);
-    qc_prom_gauge(r, "model_b_seconds_per_byte", "Model cost b of a byte.",
+    qc_prom_gauge(r, "utilization_bound_ratio", "Utilization set point "
+                  "(QosCtlBound).", qc_rt.main->bound);
+    qc_prom_gauge(r, "utilization_measured_ratio",
+                  "Measured utilization of the bottleneck, last period.",
+                  g->u_measured);
+    /* the model's a, b, c and d (doc/control.md); promtool's lint takes
+     * one-letter parts of a name for abbreviated units */
+    qc_prom_gauge(r, "model_request_seconds", "Model cost a of a served "
+                  "request.", g->a);
+    qc_prom_gauge(r, "model_byte_seconds", "Model cost b of a byte sent.",
                   g->b);
-    qc_prom_gauge(r, "model_c_seconds", "Model cost c of a rejection.", g->c);
-    qc_prom_gauge(r, "model_d", "Model intercept (background load).", g->d);
-    qc_prom_gauge(r, "best_effort_level",
-                  "Best-effort loop output, fraction of the range.", g->m_be);
-    qc_prom_gauge(r, "controller_age_seconds",
-                  "Seconds since the controller's last period "
-                  "(-1: never ran).", g->age < 0 ? -1.0 : g->age / 1e6);
-    qc_prom_gauge(r, "accept_queue", "Connections waiting for httpd to "
-                  "accept them, at the last period (-1: unknown).",
-                  g->accept_queue);
+    qc_prom_gauge(r, "model_rejection_seconds", "Model cost c of a "
+                  "rejection.", g->c);
+    qc_prom_gauge(r, "model_background_ratio", "Model intercept d "
+                  "(utilization of load that is not the requests').", g->d);
+    qc_prom_gauge(r, "best_effort_level_ratio", "Best-effort loop output, "
+                  "fraction of the range of levels.", g->m_be);
+    qc_prom_gauge(r, "controller_age_seconds", "Seconds since the "
+                  "controller's last period (no sample: it never ran).",
+                  g->age < 0 ? unknown : g->age / 1e6);
+    qc_prom_gauge(r, "accept_queue_connections", "Connections waiting for "
+                  "httpd to accept them, at the last period (no sample: "
+                  "unknown).", g->accept_queue < 0 ? unknown
+                  : g->accept_queue);
     qc_prom_gauge(r, "capacity_requests_per_second", "Requests per "
                   "second the server takes with drops under the tolerance, "
-                  "as degraded (queue monitoring; NaN: none yet).",
+                  "as degraded (queue monitoring; no sample: none yet).",
                   g->capacity);
     qc_prom_gauge(r, "capacity_full_quality_requests_per_second",
                   "The same at full quality.", g->capacity_full);
@@ -245,54 +289,47 @@ static void qc_render_prom_server(request_rec *r, const qc_global_view_t *g)
     qc_prom_gauge(r, "drop_ratio", "Connection attempts the kernel "
                   "dropped over those made, last period.", g->drop_ratio);
     qc_prom_gauge(r, "headroom_ratio", "(capacity - arrival rate) / "
-                  "capacity.", g->headroom);
+                  "capacity, last period.", g->headroom);
     qc_prom_gauge(r, "syn_ratio", "Ohta and Andou's R = (SYNs - SYN-ACKs) / "
                   "SYN-ACKs at the listeners, last period.", g->syn_ratio);
-    ap_rprintf(r, "# HELP qosctl_syn_received_total Connection attempts "
-               "(SYNs) at the listeners.\n"
-               "# TYPE qosctl_syn_received_total counter\n"
-               "qosctl_syn_received_total %.0f\n"
-               "# HELP qosctl_syn_answered_total Of those, the ones the "
-               "kernel answered (SYN-ACKs).\n"
-               "# TYPE qosctl_syn_answered_total counter\n"
-               "qosctl_syn_answered_total %.0f\n", g->syn, g->synack);
+    qc_prom_counter(r, "syn_received_total", "Connection attempts (SYNs) "
+                    "at the listeners.", (apr_uint64_t)g->syn);
+    qc_prom_counter(r, "syn_answered_total", "Of those, the ones the "
+                    "kernel answered (SYN-ACKs).", (apr_uint64_t)g->synack);
     if (g->power_source) {
-        ap_rprintf(r, "# HELP qosctl_power_watts The server's power draw, "
-                   "last period (source rapl: measured; model: "
-                   "QosCtlPowerModel on the CPU's utilization).\n"
-                   "# TYPE qosctl_power_watts gauge\n"
-                   "qosctl_power_watts{source=\"%s\"} %s\n",
-                   g->power_source, g->watts != g->watts ? "NaN"
-                   : qc_pdouble(r->pool, "%.15g", g->watts));
+        qc_prom_head(r, "power_watts", "gauge", "The server's power draw, "
+                     "last period (source rapl: measured; model: "
+                     "QosCtlPowerModel on the CPU's utilization).");
+        if (g->watts == g->watts) {
+            ap_rprintf(r, "qosctl_power_watts{source=\"%s\"} %s\n",
+                       g->power_source, qc_prom_num(r, g->watts));
+        }
     }
-    ap_rprintf(r, "# HELP qosctl_controller_periods_total Control periods "
-               "run.\n# TYPE qosctl_controller_periods_total counter\n"
-               "qosctl_controller_periods_total %" APR_UINT64_T_FMT "\n",
-               g->periods);
-    ap_rprintf(r, "# HELP qosctl_controller_valve_firings_total Jumps of "
-               "load that saturated the resource within a period and sent "
-               "best effort to its lowest tree at once.\n"
-               "# TYPE qosctl_controller_valve_firings_total counter\n"
-               "qosctl_controller_valve_firings_total %u\n", g->valves);
-    ap_rprintf(r, "# HELP qosctl_surge_degraded_total Requests that came "
-               "past the surge guard's rate and were served from their "
-               "host's lowest tree.\n"
-               "# TYPE qosctl_surge_degraded_total counter\n"
-               "qosctl_surge_degraded_total %" APR_UINT64_T_FMT "\n",
-               g->surged);
-    qc_prom_gauge(r, "surge_rate", "Arrivals/s past which the surge "
-                  "guard serves the lowest tree (0: none).", g->surge_rate);
-    qc_prom_gauge(r, "calibration", "Measured over modelled utilization "
-                  "of the requests.", g->calibration);
-    ap_rputs("# HELP qosctl_request_cost_seconds Model cost of a request "
-             "by tree (0: the top tree, j: j below it).\n"
-             "# TYPE qosctl_request_cost_seconds gauge\n", r);
+    qc_prom_counter(r, "controller_periods_total", "Control periods run.",
+                    g->periods);
+    qc_prom_counter(r, "controller_valve_firings_total", "Jumps of load "
+                    "that saturated the resource within a period and sent "
+                    "best effort to its lowest tree at once.", g->valves);
+    qc_prom_counter(r, "surge_degraded_total", "Requests that came past "
+                    "the surge guard's rate and were served from their "
+                    "host's lowest tree.", g->surged);
+    qc_prom_gauge(r, "surge_guard_requests_per_second", "Arrivals per "
+                  "second past which the surge guard serves the lowest "
+                  "tree (no sample: no guard).",
+                  g->surge_rate > 0.0 ? g->surge_rate : unknown);
+    qc_prom_gauge(r, "calibration_ratio", "Measured over modelled "
+                  "utilization of the requests.", g->calibration);
+    qc_prom_head(r, "request_cost_seconds", "gauge", "Model cost of a "
+                 "request by depth (0: a host's top tree, j: j trees "
+                 "below it).");
     for (k = 0; k < g->ntrees; k++) {
-        ap_rprintf(r, "qosctl_request_cost_seconds{tree=\"%u\"} %s\n", k,
-                   qc_pdouble(r->pool, "%.15g", g->a_tree[k]));
+        if (g->a_tree[k] == g->a_tree[k]) {
+            ap_rprintf(r, "qosctl_request_cost_seconds{depth=\"%u\"} %s\n",
+                       k, qc_prom_num(r, g->a_tree[k]));
+        }
     }
-    ap_rputs("# HELP qosctl_warning 1 while the controller raises this "
-             "warning.\n# TYPE qosctl_warning gauge\n", r);
+    qc_prom_head(r, "warning", "gauge", "1 while the controller raises this "
+                 "warning.");
     for (k = 0; k < qc_nwarnings; k++) {
         ap_rprintf(r, "qosctl_warning{kind=\"%s\"} %d\n",
                    qc_warnings[k].kind,
@@ -310,27 +347,37 @@ void qc_render_prom(request_rec *r, const qc_global_view_t *g)
     if (!g->only) {
         qc_render_prom_server(r, g);
     }
+    qc_prom_head(r, "top_level", "gauge", "A host's level at full "
+                 "quality: its number of content trees.");
+    w = QC_WALK(g);
+    while (qc_next_host(&w)) {
+        ap_rprintf(r, "qosctl_top_level{vhost=\"%s\"} %u\n",
+                   qc_prom_label(r->pool, w.c->key), w.c->levels);
+    }
     for (j = 0; j < qc_nmetrics; j++) {
         const qc_metric_t *m = &qc_metrics[j];
-        const char *sfx = m->counter ? "_total" : "";
 
-        ap_rprintf(r, "# HELP qosctl_%s%s %s\n# TYPE qosctl_%s%s %s\n",
-                   m->key, sfx, m->help, m->key, sfx,
-                   m->counter ? "counter" : "gauge");
+        if (!m->prom) {
+            continue;
+        }
+        qc_prom_head(r, m->prom, m->counter ? "counter" : "gauge", m->help);
         w = QC_WALK(g);
         while (qc_next_class(&w)) {
             qc_class_view_t v;
+            double d;
 
             qc_view(w.c, w.cls, &v);
-            ap_rprintf(r, "qosctl_%s%s{vhost=\"%s\",class=\"%s\"} %s\n",
-                       m->key, sfx, qc_prom_label(r->pool, w.c->key),
-                       qc_class_names[w.cls],
-                       qc_pdouble(r->pool, "%.15g", qc_metric(&v, m)));
+            d = qc_metric(&v, m);
+            if (d == d) {
+                ap_rprintf(r, "qosctl_%s{vhost=\"%s\",class=\"%s\"} %s\n",
+                           m->prom, qc_prom_label(r->pool, w.c->key),
+                           qc_class_names[w.cls], qc_prom_num(r, d));
+            }
         }
     }
     qc_dry_prom(r, g);
-    ap_rputs("# HELP qosctl_tree_responses_total Responses by content "
-             "tree.\n# TYPE qosctl_tree_responses_total counter\n", r);
+    qc_prom_head(r, "tree_responses_total", "counter", "Responses by "
+                 "content tree (tree: its path).");
     w = QC_WALK(g);
     while (qc_next_class(&w)) {
         for (k = 1; k <= w.c->levels; k++) {

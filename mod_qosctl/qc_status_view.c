@@ -21,37 +21,40 @@ const char *const qc_class_names[QC_NCLASSES] = {
     "premium", "basic"
 };
 
-#define QC_M(k, h, ctr, label, show) \
-    { #k, h, ctr, APR_OFFSETOF(qc_class_view_t, k), label, show }
+#define QC_M(k, prom, h, ctr, label, show) \
+    { #k, prom, h, ctr, APR_OFFSETOF(qc_class_view_t, k), label, show }
 const qc_metric_t qc_metrics[] = {
-    QC_M(m, "Level m applied by the actuator (0 rejects, M is top).", 0,
-         "Level", QC_SHOW_FIXED2),
-    QC_M(threshold, "The hash threshold that serves level m's share with "
-         "these clients (m where nothing is counted).", 0,
-         NULL, QC_SHOW_NONE),
-    QC_M(m_own, "Output of this class's own control loop.", 0,
-         NULL, QC_SHOW_NONE),
-    QC_M(r, "Arrival rate over the last period, req/s.", 0,
+    QC_M(m, "level", "Level applied by the actuator: the content tree "
+         "served, 0 refuses with 503, qosctl_top_level is full quality, "
+         "a fraction mixes two trees.", 0, "Level", QC_SHOW_FIXED2),
+    QC_M(threshold, "level_threshold", "The hash threshold that serves "
+         "the level's share with these clients (the level where nothing "
+         "is counted).", 0, NULL, QC_SHOW_NONE),
+    QC_M(m_own, "loop_level", "Output of this class's own control loop.",
+         0, NULL, QC_SHOW_NONE),
+    QC_M(r, NULL, "Arrival rate over the last period, req/s.", 0,
          "Req/s", QC_SHOW_RATE),
-    QC_M(r_rej, "Rejection rate over the last period, req/s.", 0,
+    QC_M(r_rej, NULL, "Rejection rate over the last period, req/s.", 0,
          "503/s", QC_SHOW_RATE),
-    QC_M(w, "Byte rate over the last period, bytes/s.", 0,
+    QC_M(w, NULL, "Byte rate over the last period, bytes/s.", 0,
          "Sent/s", QC_SHOW_BYTES),
-    QC_M(u, "Model utilization a*R + b*W + c*Rrej of this class.", 0,
+    QC_M(u, "model_utilization_ratio", "Modelled utilization "
+         "a*R + b*W + c*Rrej of this class, last period.", 0,
          "Load", QC_SHOW_FIXED2),
-    QC_M(u_target, "Utilization target of this class.", 0,
-         "Load target", QC_SHOW_FIXED2),
-    QC_M(arrived, "Requests decided on by the actuator.", 1,
-         "Requests", QC_SHOW_COUNT),
-    QC_M(rejected, "Requests rejected with 503.", 1,
-         "503s", QC_SHOW_COUNT),
-    QC_M(responses, "Responses completed (not rejected).", 1,
-         NULL, QC_SHOW_NONE),
-    QC_M(bytes, "Response body bytes sent.", 1, "Sent", QC_SHOW_BYTES),
-    QC_M(spread_buckets, "Buckets of the client hash marked heavy: "
-         "their heavy key is split between trees request by request "
-         "(all 64 until the clients below the top level are counted).",
-         0, "Split groups", QC_SHOW_COUNT),
+    QC_M(u_target, "utilization_target_ratio", "Utilization target of "
+         "this class.", 0, "Load target", QC_SHOW_FIXED2),
+    QC_M(arrived, "requests_total", "Requests decided on by the "
+         "actuator.", 1, "Requests", QC_SHOW_COUNT),
+    QC_M(rejected, "rejected_requests_total", "Requests refused with "
+         "503.", 1, "503s", QC_SHOW_COUNT),
+    QC_M(responses, "responses_total", "Responses completed (not "
+         "refused).", 1, NULL, QC_SHOW_NONE),
+    QC_M(bytes, "response_bytes_total", "Response body bytes sent.", 1,
+         "Sent", QC_SHOW_BYTES),
+    QC_M(spread_buckets, "spread_buckets", "Buckets of the client hash "
+         "marked heavy: their heavy key is split between trees request "
+         "by request (all 64 until the clients below the top level are "
+         "counted).", 0, "Split groups", QC_SHOW_COUNT),
 };
 const unsigned qc_nmetrics = sizeof(qc_metrics) / sizeof(qc_metrics[0]);
 
@@ -197,22 +200,71 @@ const char *qc_tree_name(const qc_server_conf *c, unsigned k)
     return c->trees[k - 1][0] ? c->trees[k - 1] : "/";
 }
 
-/* Label values escape backslash, double quote and newline. */
+apr_size_t qc_utf8_len(const unsigned char *s)
+{
+    /* The second byte's range by lead byte (RFC 3629, section 4): no
+     * overlong forms, no surrogates, nothing past U+10FFFF. */
+    unsigned char lo = 0x80, hi = 0xbf;
+    apr_size_t n, k;
+
+    if (s[0] < 0x80) {
+        return s[0] ? 1 : 0;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        n = 2;
+    }
+    else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        n = 3;
+        lo = s[0] == 0xe0 ? 0xa0 : 0x80;
+        hi = s[0] == 0xed ? 0x9f : 0xbf;
+    }
+    else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        n = 4;
+        lo = s[0] == 0xf0 ? 0x90 : 0x80;
+        hi = s[0] == 0xf4 ? 0x8f : 0xbf;
+    }
+    else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi) {
+        return 0;
+    }
+    for (k = 2; k < n; k++) {
+        if (s[k] < 0x80 || s[k] > 0xbf) {
+            return 0;
+        }
+    }
+    return n;
+}
+
+/* Label values escape backslash, double quote and newline; a byte that
+ * is not valid UTF-8 (the format's encoding) becomes U+FFFD. */
 const char *qc_prom_label(apr_pool_t *p, const char *s)
 {
-    char *out = apr_palloc(p, strlen(s) * 2 + 1), *o = out;
+    const unsigned char *u = (const unsigned char *)s;
+    char *out = apr_palloc(p, strlen(s) * 3 + 1), *o = out;
 
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') {
+    while (*u) {
+        apr_size_t n = qc_utf8_len(u);
+
+        if (*u == '\\' || *u == '"') {
             *o++ = '\\';
-            *o++ = *s;
+            *o++ = (char)*u++;
         }
-        else if (*s == '\n') {
+        else if (*u == '\n') {
             *o++ = '\\';
             *o++ = 'n';
+            u++;
+        }
+        else if (n == 0) {
+            memcpy(o, "\xef\xbf\xbd", 3);
+            o += 3;
+            u++;
         }
         else {
-            *o++ = *s;
+            memcpy(o, u, n);
+            o += n;
+            u += n;
         }
     }
     *o = '\0';

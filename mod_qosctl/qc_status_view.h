@@ -30,9 +30,12 @@ typedef enum {
 } qc_show_e;
 
 typedef struct {
-    const char *key;            /* JSON key and Prometheus name stem */
+    const char *key;            /* JSON key */
+    /* Prometheus name after "qosctl_" (a counter's ends in _total),
+     * NULL: not exported, as a rate that rate() over a counter gives */
+    const char *prom;
     const char *help;
-    int counter;                /* Prometheus counter (name + _total) */
+    int counter;                /* Prometheus counter */
     size_t off;
     const char *label;          /* HTML column heading */
     qc_show_e show;
@@ -114,7 +117,12 @@ const char *qc_tree_name(const qc_server_conf *c, unsigned k);
 /* The server-wide figures, for every host (only: NULL). */
 void qc_global_view(qc_global_view_t *g);
 
-/* Label values escape backslash, double quote and newline. */
+/* The length of the valid UTF-8 sequence at s, 0: none (an invalid
+ * or truncated one, or the end of the string). */
+apr_size_t qc_utf8_len(const unsigned char *s);
+
+/* Label values escape backslash, double quote and newline, and hold
+ * U+FFFD for each byte that is not valid UTF-8. */
 const char *qc_prom_label(apr_pool_t *p, const char *s);
 
 #endif /* QC_STATUS_VIEW_H */

@@ -228,11 +228,11 @@ def test_status_shows_model_warnings_and_spread(server_factory):
         return body.decode()
 
     prom = page("?format=prometheus")
-    for line in ('qosctl_request_cost_seconds{tree="0"} ',
-                 'qosctl_request_cost_seconds{tree="1"} ',
+    for line in ('qosctl_request_cost_seconds{depth="0"} ',
+                 'qosctl_request_cost_seconds{depth="1"} ',
                  'qosctl_warning{kind="background-load"} ',
                  'qosctl_warning{kind="wrong-resource"} ',
-                 "qosctl_calibration ",
+                 "qosctl_calibration_ratio ",
                  'qosctl_spread_buckets{vhost="localhost:'):
         assert "\n" + line in prom, line
     for w in ("background-load", "wrong-resource"):

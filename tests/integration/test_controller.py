@@ -235,8 +235,10 @@ def test_log_keeps_every_host_of_a_period(apache):
     (here about 40 KB) is logged whole, one line per host and class, none
     cut; a fixed 8 KB buffer cut it."""
     hosts = ["h%02d-%s.example" % (i, "x" * 90) for i in range(80)]
+    # on a port nothing listens on: the status page the test polls is
+    # the main server's, which shows the whole server
     a = apache("QosCtlLog qosctl.tsv\n" + "".join(
-        "<VirtualHost *>\n  ServerName %s\n</VirtualHost>\n" % h
+        "<VirtualHost 127.0.0.1:1>\n  ServerName %s\n</VirtualHost>\n" % h
         for h in hosts))
     wait_for(lambda: controller(a)["periods"] >= 3)
     with open(os.path.join(a.root, "qosctl.tsv")) as f:
@@ -378,24 +380,30 @@ def test_status_formats_parse(apache):
     assert code == 200 and hdrs["Content-Type"].startswith("text/plain")
     types, samples = parse_prometheus(body.decode())
     names = {s[0] for s in samples}
-    assert {"qosctl_arrived_total", "qosctl_bytes_total", "qosctl_m",
-            "qosctl_u_target", "qosctl_model_a_seconds",
-            "qosctl_utilization_measured", "qosctl_accept_queue",
+    assert {"qosctl_requests_total", "qosctl_response_bytes_total",
+            "qosctl_level", "qosctl_utilization_target_ratio",
+            "qosctl_model_request_seconds",
+            "qosctl_utilization_measured_ratio",
+            "qosctl_accept_queue_connections",
             "qosctl_controller_valve_firings_total",
-            "qosctl_surge_degraded_total", "qosctl_surge_rate"} <= names
+            "qosctl_surge_degraded_total"} <= names
+    # no guard: no sample rather than a 0 that reads as a rate
+    assert all(s[2] > 0 for s in samples
+               if s[0] == "qosctl_surge_guard_requests_per_second")
     assert doc["controller"]["valve_firings"] == 0      # idle
     assert doc["controller"]["surge_degraded"] == 0
     assert doc["controller"]["surge_rate"] == 0         # no traffic yet
-    queue = [s[2] for s in samples if s[0] == "qosctl_accept_queue"]
+    queue = [s[2] for s in samples
+             if s[0] == "qosctl_accept_queue_connections"]
     assert len(queue) == 1 and queue[0] >= 0     # read, not "unknown"
 
     # idle: nothing waits; one sample may catch this test's own connect
     def queue_empty():
         _, _, text = a.get("/qosctl-status?format=prometheus")
         return [s[2] for s in parse_prometheus(text.decode())[1]
-                if s[0] == "qosctl_accept_queue"] == [0]
+                if s[0] == "qosctl_accept_queue_connections"] == [0]
     assert wait_for(queue_empty)
-    assert any(s[0] == "qosctl_arrived_total" and 'class="basic"' in s[1]
+    assert any(s[0] == "qosctl_requests_total" and 'class="basic"' in s[1]
                and s[2] >= 1 for s in samples)
 
     code, _, body = a.get("/qosctl-status")

@@ -1,6 +1,6 @@
 """The per-host status view: "SetHandler qosctl-host-status" in a
 tenant's virtual host shows that host's figures and nothing of the other
-tenants' or the server's (#11, finding 13).  The server-wide view stays
+tenants' or the server's.  The server-wide view stays
 "qosctl-status", for the provider.
 """
 
@@ -71,7 +71,7 @@ def test_prometheus_and_html_show_the_own_host_only(tenants):
     samples = [l for l in prom.splitlines() if l and not l.startswith("#")]
     assert samples and all(l.startswith("qosctl_fail_open ")
                            or 'vhost="alice.example:' in l for l in samples)
-    assert "qosctl_model_a_seconds" not in prom
+    assert "qosctl_model_request_seconds" not in prom
     assert "Controller: pid" not in html and "model a" not in html
 
 

@@ -120,7 +120,8 @@ def test_headings_an_admin_reads_and_a_legend(loaded):
     assert {"m_own", "r_rej", "u_target", "spread_buckets"} <= set(cls)
     prom = loaded.get("/qosctl-status?format=prometheus",
                       port=loaded.sport)[2].decode()
-    assert "\nqosctl_u_target{" in prom and "\nqosctl_m_own{" in prom
+    assert "\nqosctl_utilization_target_ratio{" in prom \
+        and "\nqosctl_loop_level{" in prom
 
 
 def test_refresh_at_the_control_period_when_asked(loaded):
@@ -233,7 +234,7 @@ def test_htaccess_gets_its_own_host_only(server_factory):
         assert "SetHandler qosctl-status" in text, d   # why one host
         prom = s.get("/%s/x.st?format=prometheus" % d,
                      headers={"Host": "tenant.example"})[2].decode()
-        assert "qosctl_model_a_seconds" not in prom, d
+        assert "qosctl_model_request_seconds" not in prom, d
         assert "other.example" not in prom, d
     # httpd's own <Location> still shows the whole server.
     doc = s.status()
