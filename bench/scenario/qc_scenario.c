@@ -193,6 +193,91 @@ void qc_scenario_make(qc_scenario_t *sc, uint64_t seed)
     }
 }
 
+/* The link testbed's cost of a reply of `bytes`, s: its bytes and a
+ * request's 600 bytes of headers at 100 Mbit/s. */
+static double sc_link_cost(double bytes)
+{
+    return (600.0 + bytes) / 12.5e6;
+}
+
+static qc_sc_pop_t *sc_named_pop(qc_scenario_t *sc, unsigned host,
+                                 int premium, qc_sc_model_t model,
+                                 unsigned clients, double think,
+                                 double bytes)
+{
+    qc_sc_pop_t *p = &sc->pops[sc->npops++];
+
+    memset(p, 0, sizeof(*p));
+    p->host = host;
+    p->premium = premium;
+    p->model = model;
+    p->clients = clients;
+    p->addresses = clients ? clients : 1;
+    p->think = think;
+    p->bytes = bytes;
+    p->timeout = SC_TIMEOUT;
+    p->load = model == QC_SC_CLOSED ? 1e9 : 0.0;
+    return p;
+}
+
+int qc_scenario_named(qc_scenario_t *sc, const char *name)
+{
+    qc_sc_pop_t *p;
+
+    memset(sc, 0, sizeof(*sc));
+    sc->name = name;
+    sc->kind = QC_SC_LINK;
+    sc->shape = QC_SC_STEP;
+    sc->period = 1.0;
+    sc->bound = 0.9;
+    sc->prior = 1.0;
+    sc->light = SC_LIGHT;
+    sc->t_load = 5.0;
+    sc->duration = 25.0;
+    sc->t_end = sc->duration;
+    if (strcmp(name, "scraper") == 0) {
+        /* QosCtlGuarantee 50 13.5Mbit and 100 27Mbit, each offered a
+         * paced 50 and 100 req/s of a 32 KB image */
+        sc->nhosts = 3;
+        sc->hosts[1].guaranteed = sc->hosts[2].guaranteed = 1;
+        sc->hosts[1].rmax = 50.0;
+        sc->hosts[1].wmax = 13.5e6 / 8.0;
+        sc->hosts[2].rmax = 100.0;
+        sc->hosts[2].wmax = 27e6 / 8.0;
+        sc_named_pop(sc, 0, 0, QC_SC_CLOSED, 200, 0.0, 32768.0);
+        p = sc_named_pop(sc, 1, 0, QC_SC_OPEN, 0, 0.0, 32768.0);
+        p->load = 50.0 * sc_link_cost(32768.0);
+        p = sc_named_pop(sc, 2, 0, QC_SC_OPEN, 0, 0.0, 32768.0);
+        p->load = 100.0 * sc_link_cost(32768.0);
+        return 0;
+    }
+    if (strcmp(name, "one-size") == 0) {
+        /* QosCtlGuarantee 1000 60Mbit, QosCtlPremiumAddress for ten
+         * browsers, a basic scraper on the same host */
+        sc->nhosts = 1;
+        sc->hosts[0].guaranteed = 1;
+        sc->hosts[0].premium_list = 1;
+        sc->hosts[0].rmax = 1000.0;
+        sc->hosts[0].wmax = 60e6 / 8.0;
+        p = sc_named_pop(sc, 0, 1, QC_SC_BROWSER, 10, 0.5, 65536.0);
+        p->objects = 10;
+        p->load = 10.0 * 11.0 * sc_link_cost(65536.0)
+                  / (0.5 + 11.0 * sc_link_cost(65536.0));
+        sc_named_pop(sc, 0, 0, QC_SC_CLOSED, 200, 0.0, 65536.0);
+        return 0;
+    }
+    if (strcmp(name, "browsers") == 0) {
+        sc->period = 0.5;
+        sc->nhosts = 1;
+        p = sc_named_pop(sc, 0, 0, QC_SC_BROWSER, 150, 0.5, 65536.0);
+        p->objects = 10;
+        p->load = 150.0 * 11.0 * sc_link_cost(65536.0)
+                  / (0.5 + 11.0 * sc_link_cost(65536.0));
+        return 0;
+    }
+    return -1;
+}
+
 double qc_scenario_shape(const qc_scenario_t *sc, double t)
 {
     if (t < sc->t_load) {
@@ -243,7 +328,13 @@ size_t qc_scenario_json(const qc_scenario_t *sc, char *buf, size_t len)
     size_t used = 0;
     unsigned i;
 
-    SC_PUT("{\"seed\":%llu,\"kind\":\"%s\",\"shape\":\"%s\","
+    if (sc->name) {
+        SC_PUT("{\"name\":\"%s\",", sc->name);
+    }
+    else {
+        SC_PUT("{");
+    }
+    SC_PUT("\"seed\":%llu,\"kind\":\"%s\",\"shape\":\"%s\","
            "\"period\":%.3f,\"bound\":%.3f,\"prior\":%g,"
            "\"background\":%.3f,\"duration\":%.1f,\"t_load\":%.1f,"
            "\"t_end\":%.1f,\"light\":%.2f,\"bounded_queue\":%s,\"hosts\":[",
@@ -252,9 +343,11 @@ size_t qc_scenario_json(const qc_scenario_t *sc, char *buf, size_t len)
            sc->prior, sc->background, sc->duration, sc->t_load, sc->t_end,
            sc->light, sc->bounded_queue ? "true" : "false");
     for (i = 0; i < sc->nhosts; i++) {
-        SC_PUT("%s{\"guaranteed\":%s,\"rmax_share\":%.4f,\"premium\":%s}",
+        SC_PUT("%s{\"guaranteed\":%s,\"rmax_share\":%.4f,\"rmax\":%g,"
+               "\"wmax\":%g,\"premium\":%s}",
                i ? "," : "", sc->hosts[i].guaranteed ? "true" : "false",
-               sc->hosts[i].rmax_share,
+               sc->hosts[i].rmax_share, sc->hosts[i].rmax,
+               sc->hosts[i].wmax,
                sc->hosts[i].premium_list ? "true" : "false");
     }
     SC_PUT("],\"pops\":[");
@@ -263,11 +356,12 @@ size_t qc_scenario_json(const qc_scenario_t *sc, char *buf, size_t len)
 
         SC_PUT("%s{\"host\":%u,\"premium\":%s,\"model\":\"%s\","
                "\"load\":%.4g,\"clients\":%u,\"addresses\":%u,"
-               "\"think\":%.3f,\"objects\":%u,\"timeout\":%.1f}",
+               "\"think\":%.3f,\"objects\":%u,\"timeout\":%.1f,"
+               "\"bytes\":%g}",
                i ? "," : "", p->host, p->premium ? "true" : "false",
                qc_scenario_model_name(p->model),
                p->model == QC_SC_CLOSED ? -1.0 : p->load, p->clients,
-               p->addresses, p->think, p->objects, p->timeout);
+               p->addresses, p->think, p->objects, p->timeout, p->bytes);
     }
     SC_PUT("]}");
     return used;

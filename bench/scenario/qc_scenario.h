@@ -59,16 +59,21 @@ typedef struct {
     double think;               /* s, mean (exponential) */
     unsigned objects;           /* BROWSER: objects a page beside it */
     double timeout;             /* s a client waits for a reply */
+    double bytes;               /* a full reply's bytes, 0: the kind's
+                                 * (the degraded one is an eighth) */
 } qc_sc_pop_t;
 
 typedef struct {
     int guaranteed;
     double rmax_share;          /* Rmax's full-quality load, shares */
+    double rmax, wmax;          /* req/s, bytes/s as declared; 0: from
+                                 * rmax_share at the kind's reply */
     int premium_list;           /* names a premium address list */
 } qc_sc_host_t;
 
 typedef struct {
     uint64_t seed;
+    const char *name;           /* a named scenario's, NULL for a seed's */
     qc_sc_kind_t kind;
     qc_sc_shape_t shape;
     double period;              /* QosCtlPeriod, s */
@@ -87,6 +92,19 @@ typedef struct {
 
 /* The scenario of a seed. */
 void qc_scenario_make(qc_scenario_t *sc, uint64_t seed);
+
+/*
+ * A named scenario: the settings that broke on the testbed and that no
+ * random draw is sure to meet; -1 for an unknown name.
+ *   scraper   a best-effort host hammered by 200 keep-alive connections
+ *             with no think time beside two guaranteed hosts offered
+ *             what their contracts allow (a link, bound 0.9)
+ *   one-size  one guaranteed host, every reply one size, 10 premium
+ *             browsers and a 200-connection basic scraper
+ *   browsers  150 browsers of a page and 10 images, think 0.5 s, that
+ *             the lowest tree serves completely (period 0.5 s)
+ */
+int qc_scenario_named(qc_scenario_t *sc, const char *name);
 
 /* The load's multiplier at time t (0..1 of each population's load;
  * light before it comes). */

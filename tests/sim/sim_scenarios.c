@@ -15,8 +15,9 @@
  *   mixing    at most SIM_MIXED_MAX of the pages mix trees;
  *   errors    no more client errors than the better fixed policy.
  *
- *   sim-scenarios [-n COUNT] [-s SEED] [-v] [-q] [--check]
+ *   sim-scenarios [-n COUNT] [-s SEED] [-S NAME] [-v] [-q] [--check]
  *
+ * -S NAME runs the named scenario (qc_scenario_named) instead.
  * The seed is fresh unless given, and printed; each failing scenario is
  * printed with its seed, which reproduces it exactly (-s SEED -n 1 -v).
  * Every scenario is first checked for the world's own integrity
@@ -71,6 +72,7 @@ static void why(verdict_t *v, int inv, const char *fmt, double a, double b)
 
 static int verbose_runs;
 
+
 static void show(const char *name, const sim_result_t *r)
 {
     printf("  %-7s good %8.0f requests %8.0f refused %7.0f errors %7.0f "
@@ -116,7 +118,7 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
                 full += qc.pop[i].full;
             }
         }
-        if (load <= sc->hosts[h].rmax_share && offered > 0.0
+        if (load <= sim_contract_share(sc, h) && offered > 0.0
             && full < SIM_FULL_MIN * offered) {
             why(v, INV_GUARANTEE, "host %.0f: %.3f full", (double)h,
                 full / offered);
@@ -217,6 +219,7 @@ int main(int argc, char **argv)
     unsigned long long seed = 0, n = 1000, i;
     unsigned fails[INV_N] = { 0 }, failed = 0, broken = 0, k;
     int verbose = 0, quiet = 0, check = 0, have_seed = 0, a;
+    const char *name = NULL;
     double *ratios;
     char *end, json[4096];
 
@@ -238,6 +241,10 @@ int main(int argc, char **argv)
             }
             have_seed = 1;
         }
+        else if (strcmp(argv[a], "-S") == 0 && a + 1 < argc) {
+            name = argv[++a];
+            n = 1;
+        }
         else if (strcmp(argv[a], "-v") == 0) {
             verbose = 1;
             verbose_runs = 1;
@@ -250,7 +257,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: sim-scenarios [-n COUNT] [-s SEED] "
-                    "[-v] [-q] [--check]\n");
+                    "[-S NAME] [-v] [-q] [--check]\n");
             return 2;
         }
     }
@@ -268,9 +275,19 @@ int main(int argc, char **argv)
         qc_scenario_t sc;
         verdict_t v;
 
-        qc_scenario_make(&sc, seed + i);
+        if (name) {
+            if (qc_scenario_named(&sc, name) != 0) {
+                fprintf(stderr, "sim-scenarios: no scenario named %s\n",
+                        name);
+                return 2;
+            }
+        }
+        else {
+            qc_scenario_make(&sc, seed + i);
+        }
         if (world_broken(&sc, json, sizeof(json))) {
-            printf("seed %llu: BROKEN WORLD %s\n", seed + i, json);
+            printf("%s %llu: BROKEN WORLD %s\n", name ? name : "seed",
+                   name ? 0ULL : seed + i, json);
             broken++;
             ratios[i] = 1.0;
             continue;
@@ -282,7 +299,8 @@ int main(int argc, char **argv)
             fails[k] += (v.failed >> k) & 1u;
         }
         if ((v.failed && !quiet) || verbose) {
-            printf("seed %llu: %s goodput %.2f%s\n", seed + i,
+            printf("%s %llu: %s goodput %.2f%s\n",
+                   name ? name : "seed", name ? 0ULL : seed + i,
                    v.failed ? "FAIL" : "ok", v.ratio, v.why);
         }
         if (verbose) {

@@ -23,8 +23,13 @@
  * cohort; a quarter of the shortest period, so a cohort never spans
  * two of the controller's decisions by more than that. */
 #define SIM_COHORT 0.0625
-/* s: the longest step; the shortest tick (QC_CTL_TICK_MIN) */
+/* s: the longest step; the shortest tick (QC_CTL_TICK_MIN).  Clients
+ * that send again as soon as a reply comes (browsers fetching a page's
+ * objects, closed loops with no think) send at most once a step, so for
+ * them the step is the order of one request's time on a loaded server,
+ * not the tick's. */
 #define SIM_STEP_MAX 0.05
+#define SIM_STEP_AT_ONCE 0.005
 #define SIM_MAX_COHORTS 8192
 /* The link of the testbed: 100 Mbit/s, in bytes/s. */
 #define SIM_LINK_BPS 12.5e6
@@ -41,6 +46,10 @@ typedef struct {
 } sim_cohort_t;
 
 typedef struct {
+    double left, weight;        /* a run of requests in service */
+} sim_run_t;
+
+typedef struct {
     double thinking;    /* closed: clients waiting to send */
     double active;      /* closed: clients taking part */
     double again, again_dirty;      /* browsers: next objects to send */
@@ -54,6 +63,8 @@ typedef struct {
     unsigned mask;
     sim_cohort_t *c;
     unsigned nc;
+    double eligible[SIM_MAX_COHORTS];
+    sim_run_t runs[SIM_MAX_COHORTS * M];
     sim_pop_t pop[QC_SC_MAX_POPS];
     double acc[QC_SC_MAX_HOSTS][QC_NCLASSES][3][M + 1];
     qc_shm_t *q;
@@ -92,6 +103,41 @@ double sim_cost(const qc_scenario_t *sc, unsigned k)
     default:
         return img[k];
     }
+}
+
+double sim_contract_share(const qc_scenario_t *sc, unsigned h)
+{
+    const qc_sc_host_t *g = &sc->hosts[h];
+
+    if (!(g->rmax > 0.0)) {
+        return g->rmax_share;
+    }
+    if (sc->kind == QC_SC_LINK) {
+        return (g->rmax * SIM_HEADER_BYTES + g->wmax) / SIM_LINK_BPS;
+    }
+    return g->rmax * sim_cost(sc, M);
+}
+
+/* A population's own reply size, where it has one (the degraded reply
+ * an eighth, as the sample site's photo and its copy). */
+static double sim_pop_bytes(const qc_scenario_t *sc, unsigned pi,
+                            unsigned k)
+{
+    double full = sc->pops[pi].bytes;
+
+    if (!(full > 0.0) || k == 0) {
+        return sim_bytes(sc, k);
+    }
+    return k == M ? full : full / 8.0;
+}
+
+static double sim_pop_cost(const qc_scenario_t *sc, unsigned pi,
+                           unsigned k)
+{
+    if (sc->kind != QC_SC_LINK || !(sc->pops[pi].bytes > 0.0) || k == 0) {
+        return sim_cost(sc, k);
+    }
+    return (SIM_HEADER_BYTES + sim_pop_bytes(sc, pi, k)) / SIM_LINK_BPS;
 }
 
 static unsigned sim_class(const qc_sc_pop_t *p)
@@ -190,7 +236,8 @@ static void sim_add(sim_t *s, unsigned pi, double t, const double *n,
     for (k = 1; k <= M; k++) {
         old += c->n[k];
         if (n[k] > 0.0) {
-            c->left[k] = (c->left[k] * c->n[k] + sim_cost(s->sc, k) * n[k])
+            c->left[k] = (c->left[k] * c->n[k]
+                          + sim_pop_cost(s->sc, pi, k) * n[k])
                          / (c->n[k] + n[k]);
             c->n[k] += n[k];
         }
@@ -236,7 +283,7 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     sim_pop_t *sp = &s->pop[pi];
     sim_pop_result_t *r = &s->res->pop[pi];
     double mult = qc_scenario_shape(sc, t), f[M + 1], n, first, refused;
-    double cost = sim_cost(sc, M), light = sc->light / sc->npops;
+    double cost = sim_pop_cost(sc, pi, M), light = sc->light / sc->npops;
     double dirty = 0.0, m = sim_level(s, p), in[M + 1], drop = 0.0, tot;
     int meas = sim_measured(s, t);
     unsigned k;
@@ -344,9 +391,10 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
 static double sim_serve_once(sim_t *s, double t, double cap)
 {
     const qc_scenario_t *sc = s->sc;
-    double nrun = 0.0, done = 0.0, delta = 0.0, left = cap, slots;
-    double *e = malloc(s->nc * sizeof(double) + 1);
-    unsigned j, k, iter;
+    double done = 0.0, delta = 0.0, left = cap, slots, weight = 0.0;
+    double *e = s->eligible;
+    sim_run_t *run = s->runs;
+    unsigned j, k, nrun = 0;
 
     slots = sc->bounded_queue ? SIM_WORKERS : 1e18;
     for (j = 0; j < s->nc; j++) {
@@ -362,7 +410,6 @@ static double sim_serve_once(sim_t *s, double t, double cap)
 
             memmove(&s->c[j + 1], &s->c[j], (s->nc - j) * sizeof(*s->c));
             s->nc++;
-            e = realloc(e, s->nc * sizeof(double) + 1);
             for (k = 1; k <= M; k++) {
                 s->c[j].n[k] *= f;
                 s->c[j + 1].n[k] *= 1.0 - f;
@@ -371,66 +418,41 @@ static double sim_serve_once(sim_t *s, double t, double cap)
         }
         e[j] = n > 0.0 && slots >= n - 1e-9 ? 1.0 : 0.0;
         slots -= n;
-    }
-    /* the share each request gets, such that what finishes early gives
-     * its rest to the others */
-    for (iter = 0; iter < 8 && left > 1e-12; iter++) {
-        double want = 0.0;
-
-        nrun = 0.0;
-        for (j = 0; j < s->nc; j++) {
-            for (k = 1; k <= M; k++) {
-                if (s->c[j].n[k] > 0.0 && s->c[j].left[k] > delta) {
-                    nrun += e[j] * s->c[j].n[k];
-                }
+        for (k = 1; k <= M && e[j] > 0.0; k++) {
+            if (s->c[j].n[k] > 0.0) {
+                run[nrun].left = s->c[j].left[k];
+                run[nrun++].weight = s->c[j].n[k];
+                weight += s->c[j].n[k];
             }
-        }
-        if (!(nrun > 0.0)) {
-            break;
-        }
-        for (j = 0; j < s->nc; j++) {
-            for (k = 1; k <= M; k++) {
-                if (s->c[j].n[k] > 0.0) {
-                    want += e[j] * s->c[j].n[k]
-                            * (fmin(s->c[j].left[k], delta + left / nrun)
-                               - fmin(s->c[j].left[k], delta));
-                }
-            }
-        }
-        if (want >= left - 1e-12) {
-            delta += left / nrun;
-            left = 0.0;
-            break;
-        }
-        /* everyone could finish within the step's share: the next
-         * smallest rest is the new floor */
-        {
-            double next = 1e18;
-
-            for (j = 0; j < s->nc; j++) {
-                for (k = 1; k <= M; k++) {
-                    if (s->c[j].n[k] > 0.0 && s->c[j].left[k] > delta) {
-                        next = fmin(next, s->c[j].left[k]);
-                    }
-                }
-            }
-            if (next >= 1e17) {
-                break;
-            }
-            for (j = 0; j < s->nc; j++) {
-                for (k = 1; k <= M; k++) {
-                    if (s->c[j].n[k] > 0.0) {
-                        left -= e[j] * s->c[j].n[k]
-                                * (fmin(s->c[j].left[k], next)
-                                   - fmin(s->c[j].left[k], delta));
-                    }
-                }
-            }
-            delta = next;
         }
     }
-    if (left > 1e-12 && iter == 8) {
-        delta += left / fmax(nrun, 1.0);
+    /* Processor sharing: every request in service gets the same delta
+     * seconds, those that need less finishing early and giving the rest
+     * to the others (water-filling over the rests, smallest first). */
+    /* insertion sort: the oldest requests have the least left, so the
+     * runs come nearly sorted */
+    for (j = 1; j < nrun; j++) {
+        sim_run_t x = run[j];
+        unsigned i = j;
+
+        while (i > 0 && run[i - 1].left > x.left) {
+            run[i] = run[i - 1];
+            i--;
+        }
+        run[i] = x;
+    }
+    for (j = 0; j < nrun && left > 1e-15; j++) {
+        double need = (run[j].left - delta) * weight;
+
+        if (need >= left) {
+            break;
+        }
+        left -= need;
+        delta = run[j].left;
+        weight -= run[j].weight;
+    }
+    if (j < nrun && weight > 0.0) {
+        delta += left / weight;
     }
     for (j = 0; j < s->nc; j++) {
         sim_cohort_t *c = &s->c[j];
@@ -450,7 +472,7 @@ static double sim_serve_once(sim_t *s, double t, double cap)
             }
             /* the cohort's requests of tree k are served */
             sim_count(s, p, 1, k, n);
-            sim_count(s, p, 2, k, n * sim_bytes(sc, k));
+            sim_count(s, p, 2, k, n * sim_pop_bytes(sc, c->pop, k));
             c->n[k] = 0.0;
             s->pop[c->pop].inflight -= n;
             if (c->orphan) {
@@ -473,7 +495,6 @@ static double sim_serve_once(sim_t *s, double t, double cap)
             sim_return(s, c->pop, n, c->dirty, t);
         }
     }
-    free(e);
     return done;
 }
 
@@ -561,6 +582,19 @@ static void sim_mixing(sim_t *s, double t)
     }
 }
 
+static double sim_step_max(const qc_scenario_t *sc)
+{
+    unsigned i;
+
+    for (i = 0; i < sc->npops; i++) {
+        if (sc->pops[i].model == QC_SC_BROWSER
+            || sc->pops[i].model == QC_SC_CLOSED) {
+            return SIM_STEP_AT_ONCE;
+        }
+    }
+    return SIM_STEP_MAX;
+}
+
 static double sim_background(const qc_scenario_t *sc, double t)
 {
     return sc->shape == QC_SC_BACKGROUND && t >= sc->t_load
@@ -589,8 +623,10 @@ static void sim_controller(apr_pool_t *pool, const qc_scenario_t *sc,
         vs[i].slot = &q->slots[i];
         vs[i].levels = M;
         vs[i].guaranteed = sc->hosts[i].guaranteed;
-        vs[i].rmax = sc->hosts[i].rmax_share / full;
-        vs[i].wmax = vs[i].rmax * sim_bytes(sc, M);
+        vs[i].rmax = sc->hosts[i].rmax > 0.0 ? sc->hosts[i].rmax
+                     : sc->hosts[i].rmax_share / full;
+        vs[i].wmax = sc->hosts[i].wmax > 0.0 ? sc->hosts[i].wmax
+                     : vs[i].rmax * sim_bytes(sc, M);
     }
     cfg->bound = sc->bound;
     cfg->period = sc->period;
@@ -619,7 +655,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
     qc_ctl_t ctl;
     qc_ctl_config_t cfg;
     qc_ctl_vs_t vs[QC_SC_MAX_HOSTS];
-    sim_t s;
+    static sim_t s;
     unsigned ticks = (unsigned)(sc->period / QC_CTL_TICK_MIN), steps, i;
     double tick_len, dt, t = 0.0, busy_tick = 0.0, busy_period = 0.0;
     double u_sum = 0.0, u_n = 0.0, since_tick = 0.0, since_period = 0.0;
@@ -635,7 +671,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
     s.c = malloc(SIM_MAX_COHORTS * sizeof(*s.c));
     ticks = ticks < 1 ? 1 : ticks > QC_CTL_TICKS ? QC_CTL_TICKS : ticks;
     tick_len = sc->period / ticks;
-    steps = (unsigned)ceil(tick_len / SIM_STEP_MAX - 1e-9);
+    steps = (unsigned)ceil(tick_len / sim_step_max(sc) - 1e-9);
     dt = tick_len / steps;
     if (policy == SIM_QOSCTL) {
         if (apr_pool_create(&pool, NULL) != APR_SUCCESS) {

@@ -63,4 +63,8 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
 double sim_cost(const qc_scenario_t *sc, unsigned k);
 double sim_bytes(const qc_scenario_t *sc, unsigned k);
 
+/* A guaranteed host's contract in shares of the resource at the true
+ * costs: a Rmax + b Wmax. */
+double sim_contract_share(const qc_scenario_t *sc, unsigned h);
+
 #endif /* SIM_WORLD_H */
