@@ -15,9 +15,10 @@
  *   mixing    at most SIM_MIXED_MAX of the pages mix trees;
  *   errors    no more client errors than the better fixed policy.
  *
- *   sim-scenarios [-n COUNT] [-s SEED] [-S NAME] [-v] [-q] [--check]
+ *   sim-scenarios [-n COUNT] [-s SEED] [-S NAME] [-t] [-v] [-q] [--check]
  *
- * -S NAME runs the named scenario (qc_scenario_named) instead.
+ * -S NAME runs the named scenario (qc_scenario_named) instead; -t
+ * traces the controller's decisions, a line a period, on stderr.
  * The seed is fresh unless given, and printed; each failing scenario is
  * printed with its seed, which reproduces it exactly (-s SEED -n 1 -v).
  * Every scenario is first checked for the world's own integrity
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
     unsigned fails[INV_N] = { 0 }, failed = 0, broken = 0, k;
     int verbose = 0, quiet = 0, check = 0, have_seed = 0, a;
     const char *name = NULL;
+    int trace = 0;
     double *ratios;
     char *end, json[4096];
 
@@ -245,6 +247,9 @@ int main(int argc, char **argv)
             name = argv[++a];
             n = 1;
         }
+        else if (strcmp(argv[a], "-t") == 0) {
+            trace = 1;
+        }
         else if (strcmp(argv[a], "-v") == 0) {
             verbose = 1;
             verbose_runs = 1;
@@ -257,7 +262,7 @@ int main(int argc, char **argv)
         }
         else {
             fprintf(stderr, "usage: sim-scenarios [-n COUNT] [-s SEED] "
-                    "[-S NAME] [-v] [-q] [--check]\n");
+                    "[-S NAME] [-t] [-v] [-q] [--check]\n");
             return 2;
         }
     }
@@ -265,7 +270,10 @@ int main(int argc, char **argv)
         seed = ((unsigned long long)time(NULL) << 20)
                ^ (unsigned long long)getpid();
     }
-    if (!verbose && !freopen("/dev/null", "w", stderr)) {
+    if (trace) {
+        sim_trace = stderr;
+    }
+    else if (!verbose && !freopen("/dev/null", "w", stderr)) {
         return 2;               /* the controller's warnings, thousands */
     }
     apr_initialize();

@@ -11,6 +11,7 @@
 #include "qc_ctl_private.h"
 #include "qc_level.h"
 #include "qc_surge.h"
+#include "qc_be_mode.h"
 #include "sim_world.h"
 
 #define M 2                     /* trees: 1 degraded, 2 full */
@@ -72,6 +73,8 @@ typedef struct {
     double surge_t;
     sim_result_t *res;
 } sim_t;
+
+FILE *sim_trace;
 
 double sim_bytes(const qc_scenario_t *sc, unsigned k)
 {
@@ -738,6 +741,17 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
             }
             qc_ctl_step(&ctl, in);
             s.surge_t = 0.0;
+            if (sim_trace) {
+                fprintf(sim_trace, "t %6.2f U %.3f wait %.3f m_b %.3f "
+                        "%-10s %-9s", t, in.u, work,
+                        qc_pi_output(&ctl.be), qc_be_mode_name(ctl.be_mode),
+                        qc_relief_name(ctl.relief.state));
+                for (j = 0; j < sc->npops; j++) {
+                    fprintf(sim_trace, " m%u %.2f", j,
+                            sim_level(&s, &sc->pops[j]));
+                }
+                fprintf(sim_trace, " | %s\n", qc_be_why_text(ctl.be_why));
+            }
             for (j = 0; j < sc->npops && sim_measured(&s, t); j++) {
                 res->m_min = fmin(res->m_min, sim_level(&s, &sc->pops[j]));
             }

@@ -23,6 +23,8 @@
 #ifndef SIM_WORLD_H
 #define SIM_WORLD_H
 
+#include <stdio.h>
+
 #include "qc_scenario.h"
 
 typedef enum {
@@ -57,6 +59,11 @@ typedef struct {
  * not be set up. */
 int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
             sim_result_t *res);
+
+/* Where sim_run writes one line a period of the controller's decisions
+ * (NULL: nowhere): time, the reading, the work waiting, best effort's
+ * level, mode and reason, refusing's state, and each class's level. */
+extern FILE *sim_trace;
 
 /* The true cost of a request of tree k (0: a 503) of the scenario's
  * kind, seconds of the resource, and its reply bytes. */
