@@ -93,6 +93,7 @@ static void qc_register_hooks(apr_pool_t *p)
     static const char *const after_rewrite[] = { "mod_rewrite.c", NULL };
 
     ap_hook_check_config(qc_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_check_config(qc_check_user, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qc_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_monitor(qc_monitor, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_translate_name(qc_decide, after_rewrite, NULL, APR_HOOK_FIRST);
