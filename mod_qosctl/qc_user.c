@@ -25,6 +25,11 @@
 
 APLOG_USE_MODULE(qosctl);
 
+/* Message IDs, "QCnnnnn: " as httpd's APLOGNO gives "AHnnnnn: ". */
+#ifndef QC_LOGNO
+#define QC_LOGNO(n) "QC" #n ": "
+#endif
+
 /* The user the Debian package creates for the controller. */
 #define QC_DEFAULT_USER "qosctl"
 
@@ -75,18 +80,19 @@ int qc_check_user(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
     }
     if (!g->ctl_user) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "QC10001: QosCtl: the controller runs as httpd's User "
-                     "%s, so any script running as %s can stop it with a "
-                     "signal: no QosCtlUser and no user " QC_DEFAULT_USER
-                     " (adduser --system --group " QC_DEFAULT_USER ")",
+                     QC_LOGNO(10090) "QosCtl: the controller runs as "
+                     "httpd's User %s, so any script running as %s can "
+                     "stop it with a signal: no QosCtlUser and no user "
+                     QC_DEFAULT_USER " (adduser --system --group "
+                     QC_DEFAULT_USER ")",
                      ap_unixd_config.user_name,
                      ap_unixd_config.user_name);
     }
     else if (g->ctl_uid == ap_unixd_config.user_id) {
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
-                     "QC10002: QosCtl: QosCtlUser %s is httpd's User, so "
-                     "any script running as %s can stop the controller "
-                     "with a signal: name a user of its own",
+                     QC_LOGNO(10091) "QosCtl: QosCtlUser %s is httpd's "
+                     "User, so any script running as %s can stop the "
+                     "controller with a signal: name a user of its own",
                      g->ctl_user, ap_unixd_config.user_name);
     }
     return OK;

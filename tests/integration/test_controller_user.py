@@ -40,7 +40,7 @@ def warnings(out):
     """The lines of `httpd -t` output (or an error log) that warn about
     the controller's user."""
     return [l for l in out.splitlines()
-            if re.search(r"QC1000[12]: ", l) and "[qosctl:warn]" in l]
+            if re.search(r"QC1009[01]: ", l) and "[qosctl:warn]" in l]
 
 
 def has_user(name):
@@ -128,7 +128,7 @@ def test_qosctluser_equal_to_user_warns_and_runs(qosctl_user, apache):
     assert rc == 0 and "Syntax OK" in out, out
     lines = warnings(out)
     assert len(lines) == 1, out
-    assert "QC10002: " in lines[0]
+    assert "QC10091: " in lines[0]
     assert "QosCtlUser %s is httpd's User" % user in lines[0]
     ctl, sup = started(a)
     assert uid_of(ctl) == uid_of(sup) == pwd.getpwnam(user).pw_uid
@@ -143,7 +143,7 @@ def test_without_qosctl_the_controller_runs_as_user_and_it_warns(apache):
     rc, out = a.config_test()
     assert rc == 0 and "Syntax OK" in out, out
     lines = warnings(out)
-    assert len(lines) == 1 and "QC10001: " in lines[0], out
+    assert len(lines) == 1 and "QC10090: " in lines[0], out
     assert "runs as httpd's User %s" % user in lines[0]
     ctl, sup = started(a)
     assert uid_of(ctl) == uid_of(sup) == pwd.getpwnam(user).pw_uid
