@@ -92,6 +92,8 @@ static void qc_register_hooks(apr_pool_t *p)
      * module that maps URIs its own way (Alias, ProxyPass, ...). */
     static const char *const after_rewrite[] = { "mod_rewrite.c", NULL };
 
+    /* First: the checks may need the controller's user settled. */
+    ap_hook_check_config(qc_check_user, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_check_config(qc_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(qc_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_monitor(qc_monitor, NULL, NULL, APR_HOOK_MIDDLE);

@@ -485,7 +485,7 @@ const command_rec qc_cmds[] = {
     AP_INIT_TAKE1("QosCtlStateFile", qc_cmd_path, (void *)1, RSRC_CONF,
                   "file keeping the learned model across restarts"),
     AP_INIT_TAKE1("QosCtlUser", qc_cmd_user, NULL, RSRC_CONF,
-                  "user the controller runs as (default httpd's User)"),
+                  "user the controller runs as (default qosctl, else User)"),
     AP_INIT_TAKE1("QosCtlRetryAfter", qc_cmd_retry_after, NULL, RSRC_CONF,
                   "Retry-After seconds sent with a 503, default 1"),
     AP_INIT_RAW_ARGS("QosCtlContentTrees", qc_cmd_trees, NULL, RSRC_CONF,

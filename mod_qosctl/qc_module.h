@@ -166,6 +166,8 @@ const char *qc_cmd_resource(cmd_parms *cmd, void *dummy, const char *kind,
 /* qc_user.c */
 const char *qc_cmd_user(cmd_parms *cmd, void *dummy, const char *arg);
 int qc_drop_privileges(apr_pool_t *p, server_rec *s);
+int qc_check_user(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp,
+                  server_rec *s);
 
 /* qc_check.c */
 int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,

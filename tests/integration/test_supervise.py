@@ -324,8 +324,11 @@ def kill_as_user(sig, *pids):
 @pytest.mark.parametrize("mpm", ["event", "prefork"])
 def test_stopped_supervisor_and_controller_are_replaced_by_httpd(apache,
                                                                  mpm):
-    """Each MPM runs the monitor hook in its own maintenance loop."""
-    a = apache(mpm=mpm, loglevel="warn qosctl:trace2")
+    """Each MPM runs the monitor hook in its own maintenance loop.  The
+    controller as the User (not qosctl, where that user exists), which
+    is what can stop it."""
+    a = apache("QosCtlUser %s\n" % qcharness.run_user(), mpm=mpm,
+               loglevel="warn qosctl:trace2")
     ctl = wait_for(lambda: fresh_controller(a))["pid"]
     sup = supervisor_of(a, ctl)
     kill_as_user("STOP", sup, ctl)
