@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  17u
+#define QC_SHM_VERSION  18u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -136,10 +136,10 @@ typedef struct {
     /* Times a jump of load saturated the resource within a period and
      * best effort went to the lowest tree at once (qc_ctl_valve). */
     volatile apr_uint32_t valve_firings;
-    /* Best effort's mode (qc_be_mode.h) and whether refusing is known
-     * to relieve (qc_relief.h's state), this period. */
+    /* Best effort's mode and refusing's gate (qc_be_mode.h), this
+     * period. */
     volatile apr_uint32_t be_mode;
-    volatile apr_uint32_t relief_state;
+    volatile apr_uint32_t refuse_gate;
     volatile apr_uint32_t be_why;       /* qc_be_mode.h's qc_be_why_t */
     volatile apr_uint64_t u_measured_bits;
     volatile apr_uint64_t m_best_effort_bits;   /* normalized, [0, 1] */
@@ -212,9 +212,6 @@ typedef struct {
 /* The named resource stays low while httpd's accept queues fill: the
  * bottleneck is elsewhere (QosCtlResource names the wrong one). */
 #define QC_WARN_WRONG_RESOURCE  2u
-/* Refusing did not lower the load (clients that take each refusal's
- * place, or load that is not the requests'): no 503 for a while. */
-#define QC_WARN_NO_RELIEF       4u
 
 /* parent_restart_reason */
 #define QC_RESTART_SUPERVISOR_SILENT    1u

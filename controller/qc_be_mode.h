@@ -12,7 +12,6 @@
 typedef enum {
     QC_BE_TRACK,        /* the loop holds the bound */
     QC_BE_DRAIN,        /* the same, its target lowered by a backlog */
-    QC_BE_OVERFLOW,     /* measured share past the lowest tree */
     QC_BE_LOWEST,       /* the lowest tree until unsaturated */
     QC_BE_RESTART,      /* back to the model's level at once */
     QC_BE_BACKGROUND,   /* load not the server's: the top, or back */
@@ -25,7 +24,6 @@ typedef enum {
     QC_BE_WHY_START,        /* no period yet */
     QC_BE_WHY_MODEL,        /* track: the model and the PI */
     QC_BE_WHY_BACKLOG,      /* drain */
-    QC_BE_WHY_QUEUE,        /* overflow */
     QC_BE_WHY_SATURATED,    /* lowest, at the period */
     QC_BE_WHY_VALVE,        /* lowest, within the period */
     QC_BE_WHY_UNSATURATED,  /* restart */
@@ -34,6 +32,24 @@ typedef enum {
     QC_BE_WHY_TEST,         /* background-test */
     QC_BE_NWHYS
 } qc_be_why_t;
+
+/*
+ * Refusing's gate: how long requests wait (the work queued ahead of
+ * them, in seconds of the resource) against a period.  A queue that
+ * outlasts a period is beyond the tree loop's reach, which acts once a
+ * period and only on what arrives after it acts: only admitting less
+ * shortens it.  A closed loop's queue is bounded by its clients and
+ * stays short; an open overload's grows until refusing bounds it.
+ */
+typedef enum {
+    QC_REFUSE_SHORT,    /* requests wait less than a period: no 503s */
+    QC_REFUSE_LONG,     /* they wait longer: the loops may refuse */
+    QC_REFUSE_UNKNOWN,  /* no wait measured: no 503s either */
+    QC_REFUSE_NGATES
+} qc_refuse_gate_t;
+
+/* "short", "long", "unknown"; "?" out of range. */
+const char *qc_refuse_gate_name(unsigned gate);
 
 /* "track", "drain", ...; "?" out of range. */
 const char *qc_be_mode_name(unsigned mode);

@@ -137,7 +137,9 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->dry.u_prev = -1.0;
     ctl->dry.ratio = 1.0;
     qc_overflow_init(&ctl->ovf);
-    qc_relief_init(&ctl->relief);
+    ctl->wait = ctl->wait_last = -1.0;
+    ctl->be_last = 1.0;
+    ctl->refuse_gate = QC_REFUSE_UNKNOWN;
     ctl->sat.waiting_prev = -1.0;
     ctl->be_mode = QC_BE_TRACK;
     ctl->be_why = QC_BE_WHY_START;

@@ -28,7 +28,6 @@
 #include "qc_spread.h"
 #include "qc_capacity.h"
 #include "qc_power.h"
-#include "qc_relief.h"
 #include "qc_be_mode.h"
 
 #define QC_CTL_MAX_SENSORS 8
@@ -251,7 +250,12 @@ typedef struct {
     qc_ctl_sat_t sat;
     qc_ctl_bg_t bg;
     qc_overflow_t ovf;
-    qc_relief_t relief;         /* whether refusing lowers the load */
+    /* The work waiting, seconds of the resource (< 0 unknown), and
+     * refusing's gate on it (qc_be_mode.h). */
+    double wait, wait_last;
+    double be_last;             /* best effort's level through the period
+                                 * just read (normalized) */
+    qc_refuse_gate_t refuse_gate;
     qc_ctl_ticks_t tick;
     qc_ctl_capest_t cp;
     qc_ctl_dry_t dry;

@@ -29,11 +29,6 @@
  * 3x: 20 s of queueing, and clients time out). */
 #define QC_CTL_DRAIN_PERIODS 3.0
 
-/* Below its lowest tree best effort refuses to keep the resource short
- * of saturation, not at a bound set for the trees (a CPU's 0.6), nor at
- * a drain's target (0 refuses everyone while a link's queue empties). */
-#define QC_CTL_REFUSE_TARGET 0.9
-
 /* Is a class of a host that is not pinned served at the best-effort
  * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
  * when m is above its own loop's output (excess sharing, §5.3). */
@@ -95,8 +90,7 @@ static double qc_be_util(double m_b, void *arg)
  * classes it drives. */
 typedef struct {
     double u, gain, u_guaranteed;
-    double r, u0, u1;   /* arrivals; all rejected, all at the lowest tree */
-    double lowest_bps;  /* bytes/s all would send from the lowest tree */
+    double r;           /* arrivals/s */
 } qc_be_sum_t;
 
 static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
@@ -116,28 +110,67 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     }
     sum->u += cl->u;
     sum->gain += vs->levels * qc_class_gain(ctl, cl, vs->levels, m);
-    qc_reject_saving(ctl, cl, vs->levels, &sum->r, &sum->u0, &sum->u1);
-    sum->lowest_bps += cl->r * cl->xbar[0];
+    sum->r += cl->r;
+}
+
+/* Best effort's load at the lowest tree and all refused, calibrated,
+ * over the classes its level drives. */
+typedef struct {
+    double low, refused;
+} qc_be_floor_t;
+
+static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+                            qc_ctl_class_t *cl, double m, int drives,
+                            void *arg)
+{
+    qc_be_floor_t *f = arg;
+
+    if (drives) {
+        f->low += qc_class_util(ctl, cl, vs->levels, 1.0);
+        f->refused += qc_class_util(ctl, cl, vs->levels, 0.0);
+    }
 }
 
 /*
- * Under overflow the prices say nothing the loop can use: the
- * calibration searched up while saturated, and the link's reading is
- * its queue's as much as the period's.  The bytes are measured (the
- * share from them: qc_overflow_share), and the overhead has whatever
- * else the link carries in it, so the fitted background is not taken
- * off the bound again.  Returns best effort's level (in [0, lowest]),
- * or -1 when the sizes are not known yet.
+ * The share of best effort's arrivals to refuse (doc/control.md,
+ * "Refusing"), once the trees are spent: best effort was at its lowest
+ * tree, or refusing, all through the period just read.  PIE's law
+ * (RFC 8033) on the wait, in the loop's own units: the share moves by
+ * the wait's excess over a period and by its change over the period,
+ * both over G periods (G the gain margin, QosCtlGainMargin, as for the
+ * tree loops: higher is slower and steadier):
+ *
+ *     p = p_last + ((wait - T) + (wait - wait_last)) / (G T)
+ *
+ * held to [0, 1].  The tree loop acts once a period and only on what
+ * arrives after it acts, so a queue longer than a period is beyond its
+ * reach; only admitting less shortens it, and p settles where the wait
+ * holds at a period.  A queue a step left that the lowest tree drains
+ * lowers p; a closed loop's queue is bounded by its clients, stays
+ * short, and p stays 0.  The wait is measured, not modelled: no price
+ * that saturation hides or a prior sets wrong enters it.  No wait
+ * measured: nothing refused.  Nor where a 503 costs what the lowest
+ * tree's reply does (a slow machine, tiny pages): refusing would turn
+ * clients away and shorten nothing.
  */
-static double qc_overflow_level(const qc_ctl_t *ctl, const qc_be_sum_t *sum,
-                                double lowest)
+static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
 {
-    double f = qc_overflow_share(&ctl->ovf,
-                                 ctl->cfg->bound - sum->u_guaranteed,
-                                 ctl->sent_backlog, QC_CTL_DRAIN_PERIODS,
-                                 sum->r, sum->lowest_bps, ctl->link_bps);
+    double t = QC_CTL_WAIT_PERIODS * ctl->cfg->period, last, p;
+    qc_be_floor_t f = { 0.0, 0.0 };
 
-    return f < 0.0 ? -1.0 : lowest * f;
+    if (ctl->wait < 0.0 || ctl->be_last > lowest + 1e-9
+        || ctl->tick.valved) {
+        return 0.0;
+    }
+    qc_be_each(ctl, lowest, qc_be_floor_one, &f);
+    if (!(f.refused < f.low)) {
+        return 0.0;
+    }
+    last = ctl->wait_last >= 0.0 ? ctl->wait_last : ctl->wait;
+    p = ctl->be_last < lowest ? 1.0 - ctl->be_last / lowest : 0.0;
+    p += ((ctl->wait - t) + (ctl->wait - last))
+         / (ctl->cfg->gain_margin * t);
+    return qc_clampd(p, 0.0, 1.0);
 }
 
 /*
@@ -243,10 +276,18 @@ static void qc_be_test_start(qc_ctl_t *ctl, double m_b, double lowest)
     ctl->bg.tests++;
 }
 
+const char *qc_refuse_gate_name(unsigned gate)
+{
+    static const char *const names[QC_REFUSE_NGATES] = { "short", "long",
+                                                          "unknown" };
+
+    return gate < QC_REFUSE_NGATES ? names[gate] : "?";
+}
+
 const char *qc_be_mode_name(unsigned mode)
 {
     static const char *const names[QC_BE_NMODES] = {
-        "track", "drain", "overflow", "lowest", "restart", "background",
+        "track", "drain", "lowest", "restart", "background",
         "background-test"
     };
 
@@ -259,7 +300,6 @@ const char *qc_be_why_text(unsigned why)
         "no period yet",
         "the model and the PI",
         "work queued from an overload",
-        "the link's queue does not drain at the lowest tree",
         "saturated with nothing left to drain",
         "a jump of load saturated the resource within a period",
         "unsaturated after a drain or the lowest tree",
@@ -273,19 +313,14 @@ const char *qc_be_why_text(unsigned why)
 
 /*
  * The transition function: best effort's mode for the period just read,
- * first match wins; *why says what chose it.  m_over: the overflow's
- * level, < 0 none.
+ * first match wins; *why says what chose it.
  */
 static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
                                  double lowest, double target,
-                                 double m_over, qc_be_why_t *why)
+                                 qc_be_why_t *why)
 {
     int saturated = ctl->reading.saturated;
 
-    if (m_over >= 0.0) {
-        *why = QC_BE_WHY_QUEUE;
-        return QC_BE_OVERFLOW;
-    }
     if (qc_be_test_due(ctl, m_b, lowest)) {
         *why = QC_BE_WHY_TEST;
         return QC_BE_BG_TEST;
@@ -325,10 +360,11 @@ static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
 double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double m_b = qc_pi_output(&ctl->be), m_ff, m_over, target, follow;
+    double m_b = qc_pi_output(&ctl->be), m_ff, target, follow;
+    double refuse;
     double lowest = 1.0 / qc_min_levels(ctl);
     int saturated = ctl->reading.saturated, restored = 0;
-    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0 };
 
     sum.u_guaranteed = u_guaranteed;
     qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
@@ -341,9 +377,6 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     if (ctl->sat.draining) {
         target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
         target = target > 0.0 ? target : 0.0;
-    }
-    if (m_b < lowest) {
-        target = fmax(target, QC_CTL_REFUSE_TARGET - sum.u_guaranteed);
     }
     /* m_b was in force all through the period just read.  A loop
      * holding a bound near the saturation mark reads over it now and
@@ -363,23 +396,9 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
                               target + sum.u_guaranteed);
     follow = qc_be_trend(ctl, sum.r, target + sum.u_guaranteed, m_ff,
                          lowest);
-    m_over = qc_overflowing(ctl) ? qc_overflow_level(ctl, &sum, lowest)
-             : -1.0;
-    /* The background's periods over the bound count outside overflow. */
-    if (m_over < 0.0) {
-        qc_be_note_over(ctl);
-    }
-    ctl->be_mode = qc_be_choose(ctl, m_b, lowest, target, m_over,
-                                &ctl->be_why);
+    qc_be_note_over(ctl);
+    ctl->be_mode = qc_be_choose(ctl, m_b, lowest, target, &ctl->be_why);
     switch (ctl->be_mode) {
-    case QC_BE_OVERFLOW:
-        /* Measured, not searched: straight to the level that holds,
-         * saturated or not (a jump on the prices would take the loop
-         * back to the lowest tree), until the lowest tree carries the
-         * target again. */
-        qc_pi_restart(&ctl->be, m_over);
-        ctl->ovf.on = m_over < lowest;
-        break;
     case QC_BE_BG_TEST:
         /* its reading is the next period's */
         qc_be_test_start(ctl, m_b, lowest);
@@ -435,13 +454,15 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
      * not a price of the lowest tree (doc/control.md, "When a 503 may
      * help").  Outside overflow, whose measured queue says the lowest
      * tree cannot carry the load, only a saturated reading says so. */
-    qc_no_reject_below_bound(ctl, &ctl->be, m_b, lowest,
-                             ctl->be_mode == QC_BE_OVERFLOW
-                             ? cfg->bound : QC_PI_SATURATED,
-                             qc_reject_helps(ctl, sum.r, sum.u0, sum.u1,
-                                             ctl->be_target,
-                                             0.5 * cfg->bound));
-    return qc_refusing_level(ctl, &ctl->be, lowest);
+    /* The trees are the loop's; below the lowest, refusing's. */
+    qc_pi_hold_floor(&ctl->be, lowest);
+    refuse = qc_be_refuse_share(ctl, lowest);
+    if (refuse > 0.0) {
+        qc_pi_restart(&ctl->be, lowest);
+    }
+    ctl->be_last = refuse > 0.0 ? lowest * (1.0 - refuse)
+                   : qc_pi_output(&ctl->be);
+    return ctl->be_last;
 }
 
 /* A best-effort class at the best-effort level m_b (of [0, 1]). */

@@ -55,14 +55,6 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
                   "leaves such load out)\n"
                 : "QosCtl: the background load is below the bound again\n");
     }
-    if ((now ^ before) & QC_WARN_NO_RELIEF) {
-        fprintf(stderr, now & QC_WARN_NO_RELIEF
-                ? "QosCtl: refusing did not lower the load (clients that "
-                  "send their next request at once or retry a 503 take "
-                  "each refusal's place): no 503s for now, the lowest "
-                  "tree serves\n"
-                : "QosCtl: refusing is allowed again\n");
-    }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
         fprintf(stderr, now & QC_WARN_WRONG_RESOURCE
                 ? "QosCtl: the resource QosCtlResource names stays low "
@@ -169,7 +161,7 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
                                               &cfg->sensors[0])));
     }
     apr_atomic_set32(&q->warnings, ctl->warnings);
-    apr_atomic_set32(&q->relief_state, (apr_uint32_t)ctl->relief.state);
+    apr_atomic_set32(&q->refuse_gate, (apr_uint32_t)ctl->refuse_gate);
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);
     }
@@ -233,7 +225,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                    "U_target\tm\tU_measured\ta\tb\tc\tqueued\tcalibration\t"
                    "a_next\tspread\td\tbacklog\tvalve\tcapacity\t"
                    "drop_ratio\tsent_backlog\toverflow\tlink_overhead\t"
-                   "relief\tmode\twhy\tU_decided\n");
+                   "wait\tmode\twhy\tU_decided\n");
     }
     for (i = 0; i < cfg->nvs; i++) {
         for (k = 0; k < QC_NCLASSES; k++) {
@@ -242,7 +234,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
             qc_log_add(ctl, &len, "%.3f\t%s\t%s\t%.2f\t%.2f\t%.0f\t%.5f\t"
                        "%.5f\t%.4f\t%.5f\t%.4g\t%.4g\t%.4g\t%ld\t%.4g\t"
                        "%.4g\t%u\t%.4g\t%.4g\t%d\t%.1f\t%.4g\t%.4g\t"
-                       "%.3g\t%.0f\t%d\t%d\t%s\t%.5f\n",
+                       "%.3g\t%.0f\t%.4g\t%d\t%s\t%.5f\n",
                        now_us / 1e6,
                        cfg->vs[i].name,
                        names[k], cl->r, cl->r_rej, cl->w, cl->u,
@@ -253,7 +245,7 @@ void qc_ctl_log_period(qc_ctl_t *ctl, apr_int64_t now_us)
                        ctl->sat.backlog, ctl->tick.valved, ctl->cp.capacity,
                        ctl->cp.est.drop_ratio, ctl->sent_backlog,
                        ctl->ovf.on ? -1.0 : ctl->ovf.seconds,
-                       ctl->ovf.overhead, (int)ctl->relief.state,
+                       ctl->ovf.overhead, ctl->wait,
                        (int)ctl->be_mode, qc_be_why_text(ctl->be_why),
                        qc_ctl_u_decided(ctl));
         }

@@ -178,20 +178,17 @@ void qc_hold_up(qc_pi_t *pi, double before, double lowest, double ceiling)
 }
 
 /*
- * A loop's level as applied, `lowest` its lowest tree (qc_relief.h):
- * while refusing is barred, the loop is held there; while it is probed,
- * the loop goes on and only what is applied waits, at most the probe's
- * share below, so that a load found to need refusing meets the level
- * it needs at once.
+ * A loop's level as applied, `lowest` its lowest tree: unless requests
+ * are measured to wait longer than a period (refusing's gate,
+ * qc_be_mode.h), the loop is held there and nothing is refused.
  */
 double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest)
 {
-    double allowed = qc_relief_allowed(&ctl->relief);
-
-    if (allowed <= 0.0) {
+    if (ctl->refuse_gate != QC_REFUSE_LONG) {
         qc_pi_hold_floor(pi, lowest);
+        return fmax(qc_pi_output(pi), lowest);
     }
-    return fmax(qc_pi_output(pi), lowest * (1.0 - allowed));
+    return qc_pi_output(pi);
 }
 
 /*

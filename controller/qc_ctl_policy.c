@@ -163,32 +163,62 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 }
 
 /*
- * Does refusing lower the load (qc_relief.h)?  The period's arrivals
- * and refusals over every class, and the work waiting.  While it
- * does not, no loop refuses; until it is known to, they refuse a
- * little at most.
+ * How long a request waits as the lowest tree would serve the queue:
+ * the link's backlog, and the connections not yet accepted at the
+ * lowest tree's cost a request (calibrated), or at the period's mean
+ * service if that is less (a prior set high must not make a queue
+ * look longer than the server takes to serve it); < 0 unknown, as it
+ * is while the fit has not measured the lowest tree of a class that
+ * has arrivals.  A queue the trees can shed is the tree loop's, not
+ * refusing's.
  */
-static void qc_note_relief(qc_ctl_t *ctl)
+static double qc_wait_at_lowest(const qc_ctl_t *ctl)
 {
-    qc_relief_in_t in;
+    double r = 0.0, low = 0.0, served = 0.0, per;
+    int measured = 1;
     unsigned i;
 
-    memset(&in, 0, sizeof(in));
-    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
-        in.r += ctl->cls[i].r;
-        in.r_rej += ctl->cls[i].r_rej;
+    if (ctl->sent_backlog < 0.0 && ctl->queued < 0) {
+        return -1.0;
     }
-    in.u = ctl->u_measured;
-    in.queue = qc_waiting_work(ctl);
-    in.waiting = ctl->queued >= 0 ? (double)ctl->queued : -1.0;
-    in.bound = ctl->cfg->bound;
-    in.period = ctl->cfg->period;
-    if (qc_relief_observe(&ctl->relief, &in) <= 0.0) {
-        ctl->warnings |= QC_WARN_NO_RELIEF;
+    for (i = 0; i < ctl->cfg->nvs; i++) {
+        int k;
+
+        for (k = 0; k < QC_NCLASSES; k++) {
+            const qc_ctl_class_t *cl = qc_cls((qc_ctl_t *)ctl, i, k);
+
+            r += cl->r;
+            served += cl->r_served;
+            low += qc_class_util(ctl, cl, ctl->cfg->vs[i].levels, 1.0);
+            measured &= !(cl->r > 0.0)
+                        || qc_rls_tree_uncertainty(
+                               &ctl->rls, ctl->cfg->vs[i].levels - 1,
+                               cl->xbar[0]) <= QC_MEASURED;
+        }
     }
-    else {
-        ctl->warnings &= ~QC_WARN_NO_RELIEF;
+    per = qc_lowest_reply_seconds(ctl);
+    if (per <= 0.0) {
+        if (!measured && ctl->queued > 0) {
+            return -1.0;
+        }
+        per = served > 0.0 ? 1.0 / served : 0.0;
+        if (r > 0.0 && low > 0.0) {
+            per = fmin(per, low / r);
+        }
     }
+    return fmax(ctl->sent_backlog, 0.0)
+           + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+}
+
+/* Refusing's gate (qc_be_mode.h): the wait against QC_CTL_WAIT_PERIODS
+ * periods. */
+static void qc_note_wait(qc_ctl_t *ctl)
+{
+    ctl->wait_last = ctl->wait;
+    ctl->wait = qc_wait_at_lowest(ctl);
+    ctl->refuse_gate = ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
+                       : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
+                       ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
 }
 
 /*
@@ -337,7 +367,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     }
     qc_check_resource(ctl);
     qc_bg_note_alone(ctl);
-    qc_note_relief(ctl);
+    qc_note_wait(ctl);
 
     for (i = 0; i < cfg->nvs; i++) {
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {

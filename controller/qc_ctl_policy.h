@@ -26,6 +26,10 @@
 #define QC_CTL_GROWING 3
 #define QC_CTL_FALLING 0.8
 #define QC_CTL_WAITING_LEAST 0.05
+/* Periods of work a request may wait before the loops may refuse
+ * (qc_be_mode.h, refusing's gate): one, the loop's own reaction time;
+ * past it the tree loop cannot shorten the queue. */
+#define QC_CTL_WAIT_PERIODS 1.0
 /* A fall of the link's queue, in periods, past its noise. */
 #define QC_CTL_LINK_FELL 0.25
 /* Saturated for longer than this, the load is the requests' own, of

@@ -51,16 +51,3 @@ void qc_overflow_learn(qc_overflow_t *o, double load, double bps,
                QC_OVERFLOW_OVERHEAD_MAX);
     o->overhead += QC_OVERFLOW_OVERHEAD_WEIGHT * (per - o->overhead);
 }
-
-double qc_overflow_share(const qc_overflow_t *o, double bound,
-                         double backlog, double drain_periods, double r,
-                         double lowest_bps, double bps)
-{
-    double target = fmax(bound - backlog / drain_periods, 0.5 * bound);
-
-    if (!(lowest_bps > 0.0) || !(bps > 0.0) || !(r >= 0.0)) {
-        return -1.0;
-    }
-    return fmin(fmax((target * bps - r * o->overhead) / lowest_bps, 0.0),
-                1.0);
-}

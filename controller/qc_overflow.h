@@ -7,9 +7,8 @@
  * acknowledged (qc_backlog_read_sendq) and the connections not yet
  * accepted, each at a lowest-tree reply.  Saturated at the lowest tree,
  * a queue left by an overshoot drains; one that does not is load the
- * lowest tree cannot carry, and the share of arrivals the link can take
- * then follows from bytes measured, not from prices fitted to saturated
- * readings.
+ * lowest tree cannot carry, which no fitted price then needs to say.
+ * And the bytes the link sends per reply beyond the reply's own.
  *
  * Pure: no I/O, state owned by the caller.
  */
@@ -62,16 +61,5 @@ void qc_overflow_observe(qc_overflow_t *o, int known, int at_lowest,
  */
 void qc_overflow_learn(qc_overflow_t *o, double load, double bps,
                        double logged, double replies);
-
-/*
- * The share of r arrivals/s to serve from the lowest tree, whose
- * replies would have httpd send lowest_bps bytes/s, so that a link of
- * bps bytes/s is held at `bound` while its backlog (link seconds)
- * drains over drain_periods, keeping at least half the bound; a 503
- * costs the overhead too.  In [0, 1]; -1 when the sizes are unknown.
- */
-double qc_overflow_share(const qc_overflow_t *o, double bound,
-                         double backlog, double drain_periods, double r,
-                         double lowest_bps, double bps);
 
 #endif /* QC_OVERFLOW_H */

@@ -14,7 +14,6 @@
 #include "qc_status_view.h"
 #include "qc_heartbeat.h"
 #include "qc_power.h"
-#include "qc_relief.h"
 #include "qc_be_mode.h"
 
 const char *const qc_class_names[QC_NCLASSES] = {
@@ -96,10 +95,6 @@ const qc_warning_t qc_warnings[] = {
       "the load is not the server's own; shedding stopped (a "
       "QosCtlResource cgroup holding the web server alone leaves such "
       "load out)" },
-    { QC_WARN_NO_RELIEF, "refusing-no-relief",
-      "refusing did not lower the load: clients sent their next request "
-      "at once or retried, or the load is not the requests'; no 503s "
-      "for a while, the lowest tree serves everyone" },
     { QC_WARN_WRONG_RESOURCE, "wrong-resource",
       "the named resource stays low while httpd's accept queues fill: "
       "the bottleneck may be another resource (QosCtlResource)" },
@@ -175,8 +170,7 @@ void qc_global_view(qc_global_view_t *g)
     g->warnings = apr_atomic_read32(&q->warnings);
     g->be_mode = qc_be_mode_name(apr_atomic_read32(&q->be_mode));
     g->be_why = qc_be_why_text(apr_atomic_read32(&q->be_why));
-    g->refusing = qc_relief_name((qc_relief_state_t)apr_atomic_read32(
-                                     &q->relief_state));
+    g->refusing = qc_refuse_gate_name(apr_atomic_read32(&q->refuse_gate));
     g->only = NULL;
     g->narrowed = 0;
     g->ntrees = 1;

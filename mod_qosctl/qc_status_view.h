@@ -78,7 +78,7 @@ typedef struct {
     apr_uint32_t warnings;
     const char *be_mode;        /* best effort's mode (qc_be_mode.h) */
     const char *be_why;         /* ...and what chose it */
-    const char *refusing;       /* qc_relief.h's state */
+    const char *refusing;       /* refusing's gate (qc_be_mode.h) */
     const qc_server_conf *only; /* the one host shown, NULL: all */
     /* qosctl-status asked for from where a tenant may have set it: the
      * page says why it shows one host */

@@ -62,7 +62,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
 
 /* Where sim_run writes one line a period of the controller's decisions
  * (NULL: nowhere): time, the reading, the work waiting, best effort's
- * level, mode and reason, refusing's state, and each class's level. */
+ * level, mode and reason, refusing's gate, and each class's level. */
 extern FILE *sim_trace;
 
 /* The true cost of a request of tree k (0: a 503) of the scenario's

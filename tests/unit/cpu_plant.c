@@ -50,6 +50,12 @@ double cpu_period(cpu_plant_t *pl, qc_class_shm_t *cs)
     work = pl->background + r * cost;
     done = work > 1.0 ? 1.0 / work : 1.0;       /* share completed */
     pl->cl.good *= done;
+    /* what the CPU falls behind on waits; spare time drains it */
+    pl->behind = fmax(pl->behind + r * (1.0 - done)
+                      - (work < 1.0 ? (1.0 - work) / cost : 0.0), 0.0);
+    pl->waiting = pl->cl.clients > 0.0
+                  ? fmax(pl->cl.clients - r * done * pl->cl.think, 0.0)
+                  : pl->behind;
     for (k = 0; k <= 2; k++) {
         apr_atomic_add64(&cs->level_arrived[k], (apr_uint64_t)n[k]);
     }

@@ -36,6 +36,10 @@ typedef struct {
     double noise;               /* relative, if not 0.02 */
     double scale;               /* every cost times this, if not 0 */
     plant_clients_t cl;         /* r is the open clients' rate */
+    /* Out: the connections waiting in the server (its accept queue, as
+     * qc_ctl_input's queued): a closed loop's clients not thinking, an
+     * open load's requests the CPU fell behind on. */
+    double waiting, behind;
     /* QosCtl LogOnly: every request served from the top tree, each the
      * level would have sent lower counted in would_arrived. */
     int log_only;

@@ -20,6 +20,7 @@ void rec_period(rec_t *rc, const rig_t *g, double u)
     rc->m[p] = rig_level(g);
     rc->saturated[p] = g->ctl.reading.saturated;
     rc->draining[p] = g->ctl.sat.draining;
+    rc->wait[p] = g->ctl.wait;
     rc->valved[p] = g->ctl.tick.valved_last;    /* qc_ctl_step moved it */
     rc->refused[p] = all > rc->arrived
                      ? (double)(cs->level_arrived[0] - rc->rejected)

@@ -23,6 +23,7 @@ typedef struct {
     int saturated[MAXP], draining[MAXP];
     int valved[MAXP];           /* the valve fired within the period */
     double refused[MAXP];       /* share of the period's arrivals */
+    double wait[MAXP];          /* refusing's measure, s (< 0 none) */
     apr_uint64_t arrived, rejected;
 } rec_t;
 

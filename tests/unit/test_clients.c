@@ -42,19 +42,45 @@ static int site_is_link(const site_t *s)
     return s->link.x[2] > 0.0;
 }
 
-/* One period; returns the reading, *good the requests served/s. */
-static double site_period(site_t *s, qc_class_shm_t *cs, double *good)
+/* One period; returns the reading, *good the requests served/s.  On
+ * a link the controller (ctl, if any) reads it ten ticks a period, as
+ * qc_ctl_run does. */
+static double site_period(site_t *s, qc_class_shm_t *cs, double *good,
+                          qc_ctl_t *ctl)
 {
-    double u;
+    double u = 0.0;
+    int t;
 
     if (site_is_link(s)) {
-        u = lq_period(&site_lq, cs, &s->link, 2, 1.0);
-        *good = s->link.cl.good;
+        *good = 0.0;
+        for (t = 0; t < 10; t++) {
+            double ut = lq_period(&site_lq, cs, &s->link, 2, 0.1);
+
+            u += ut / 10.0;
+            *good += s->link.cl.good / 10.0;
+            if (ctl) {
+                qc_ctl_tick(ctl, 0.1, ut);
+            }
+        }
         return u;
     }
     u = cpu_period(&s->cpu, cs);
     *good = s->cpu.cl.good;
     return u;
+}
+
+/* A period of the controller on what the site shows: on a link its
+ * queue, on the CPU its waiting connections. */
+static void site_step(const site_t *s, rig_t *g, double u, apr_int64_t now)
+{
+    qc_ctl_input_t in = qc_ctl_input(1.0, u, site_is_link(s) ? 0
+                                     : (long)s->cpu.waiting, now);
+
+    if (site_is_link(s)) {
+        in.sendq_bytes = lq_left(&site_lq) / TRUE_B;
+        in.link_bps = 1.0 / TRUE_B;
+    }
+    qc_ctl_step(&g->ctl, in);
 }
 
 typedef struct {
@@ -63,7 +89,7 @@ typedef struct {
     double m_tail;      /* mean level over the last quarter */
     int at_zero;        /* periods at a level that refuses nearly all */
     unsigned modes;     /* 1 << qc_be_mode_t of each period */
-    unsigned relief;    /* 1 << qc_relief_state_t of each period */
+    unsigned gate;      /* 1 << qc_refuse_gate_t of each period */
     qc_be_mode_t last;  /* the last period's mode */
 } run_t;
 
@@ -78,7 +104,7 @@ static double fixed_good(site_t s, double m)
     memset(&site_lq, 0, sizeof(site_lq));
     cs->level_fx = qc_level_to_fx(m, 2);
     for (period = 0; period < PERIODS; period++) {
-        site_period(&s, cs, &g);
+        site_period(&s, cs, &g, NULL);
         good += g;
     }
     return good / PERIODS;
@@ -111,7 +137,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
     memset(&light.link.cl, 0, sizeof(light.link.cl));
     light.cpu.r = light.link.r = 20.0;
     for (period = -5; period < 0; period++) {
-        double u = site_period(&light, cs, &good);
+        double u = site_period(&light, cs, &good, &g.ctl);
 
         qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
     }
@@ -122,13 +148,13 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
         double u;
 
         s.cpu.background = period >= bg_from && period < bg_to ? bg : 0.0;
-        u = site_period(&s, cs, &good);
+        u = site_period(&s, cs, &good, &g.ctl);
         arrived += (double)(cs->level_arrived[0] + cs->level_arrived[1]
                             + cs->level_arrived[2] - before);
         out.good += good / PERIODS;
-        qc_test_step(&g.ctl, 1.0, u, 0, (apr_int64_t)(period + 10) * 1000000);
+        site_step(&s, &g, u, (apr_int64_t)(period + 10) * 1000000);
         out.modes |= 1u << g.ctl.be_mode;
-        out.relief |= 1u << g.ctl.relief.state;
+        out.gate |= 1u << g.ctl.refuse_gate;
         out.last = g.ctl.be_mode;
         out.at_zero += rig_level(&g) < 0.05;
         if (period >= PERIODS * 3 / 4) {
@@ -338,7 +364,7 @@ START_TEST(test_modes_of_each_load)
     pl.conn = 2e-4;
     c = controlled(on_cpu(pl), 1.0, 0.0, 0, 0);
     ck_assert_uint_eq(c.modes, MODE(QC_BE_TRACK));
-    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
+    ck_assert(!(c.gate & (1u << QC_REFUSE_LONG)));
     /* a step to 3x the full tree from a prior 10x low: the queue it
      * left drains, then back to the model's level at once, and the
      * loop holds */
@@ -347,9 +373,10 @@ START_TEST(test_modes_of_each_load)
     ck_assert(c.modes & MODE(QC_BE_DRAIN));
     ck_assert(c.modes & MODE(QC_BE_RESTART));
     ck_assert_int_eq(c.last, QC_BE_TRACK);
-    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
-    /* keep-alive clients: the model's jump to the lowest tree, and
-     * refusing probed and barred */
+    ck_assert(c.refused < 0.01);
+    /* keep-alive clients: the model's jump to the lowest tree; their
+     * queue is bounded by their number and stays shorter than a
+     * period, so nothing is refused */
     memset(&pl, 0, sizeof(pl));
     pl.rng = 59;
     pl.conn = 2e-4;
@@ -358,8 +385,8 @@ START_TEST(test_modes_of_each_load)
     c = controlled(on_cpu(pl), 1.0, 0.0, 0, 0);
     ck_assert_uint_eq(c.modes & ~(MODE(QC_BE_TRACK) | MODE(QC_BE_DRAIN)),
                       0);
-    ck_assert(c.relief & (1u << QC_RELIEF_PROBE));
-    ck_assert(c.relief & (1u << QC_RELIEF_BARRED));
+    ck_assert(!(c.gate & (1u << QC_REFUSE_LONG)));
+    ck_assert(c.refused == 0.0);
     ck_assert(c.m_tail > 0.9);
     /* a job that fills the CPU of an idle site: the background mode,
      * no refusing (its test, with traffic: test_robust's
@@ -370,7 +397,7 @@ START_TEST(test_modes_of_each_load)
     c = controlled(on_cpu(pl), 1.0, 1.0, 0, PERIODS);
     ck_assert(c.modes & MODE(QC_BE_BACKGROUND));
     ck_assert_int_eq(c.last, QC_BE_BACKGROUND);
-    ck_assert_uint_eq(c.relief, 1u << QC_RELIEF_FREE);
+    ck_assert(!(c.gate & (1u << QC_REFUSE_LONG)));
 }
 END_TEST
 

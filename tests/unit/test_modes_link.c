@@ -23,7 +23,6 @@
 #include "modes_rec.h"
 
 #define WHY_VALVE "a jump of load saturated the resource within a period"
-#define WHY_QUEUE "the link's queue does not drain at the lowest tree"
 
 static apr_pool_t *pool;
 
@@ -86,7 +85,9 @@ static const rec_t *link_run(rec_t *rc, const link_case_t *c)
                 ck_assert(g.ctl.tick.saturated >= 3);
             }
         }
-        in = qc_ctl_input(1.0, u, 0, (apr_int64_t)(p + 10) * 1000000);
+        /* the accept queue and the send queues are read alike */
+        in = qc_ctl_input(1.0, u, c->measured ? 0 : -1,
+                          (apr_int64_t)(p + 10) * 1000000);
         if (c->measured) {
             in.sendq_bytes = lq_left(&lq) / TRUE_B;
             in.link_bps = 1.0 / TRUE_B;
@@ -145,56 +146,82 @@ START_TEST(drain_to_track_when_the_backlog_does_not_fall)
 }
 END_TEST
 
-/* ... then, saturated at the lowest tree for 3 s with the queue not
- * draining, the level the measured bytes say the link carries. */
-START_TEST(track_to_overflow_when_the_link_does_not_drain)
+/* A step to 3x, the queue measured: the lowest tree carries it, and the
+ * queue the step left (half a second) drains there: nothing refused. */
+static const link_case_t lk_three = { 1.0, 3.0, 0, 0, 0, 0, 1, 20 };
+
+START_TEST(a_queue_the_lowest_tree_drains_is_not_refused)
 {
     rec_t rc;
-    int q;
-    int p = rec_expect(link_run(&rc, &lk_fall), 5, QC_BE_TRACK, QC_BE_OVERFLOW,
-                       WHY_QUEUE);
+    int p;
 
-    rec_saturated(&rc, p - 3, p, 1);
-    for (q = p - 3; q <= p; q++) {
-        ck_assert(rc.m[q - 1] <= 1.0);      /* at the lowest tree */
+    link_run(&rc, &lk_three);
+    for (p = 0; p < rc.n; p++) {
+        ck_assert(rc.refused[p] == 0.0);
+        ck_assert(rc.m[p] >= 1.0);
     }
-    for (q = p + 8; q < 25; q++) {          /* refusing, never all */
-        ck_assert(rc.m[q] > 0.1 && rc.m[q] < 1.0);
+    ck_assert(rc.wait[5] > 0.0);            /* the step's queue */
+    ck_assert(fabs(rc.u[rc.n - 1] - 0.9) < 0.05);
+}
+END_TEST
+
+/* At 5x the lowest tree needs 1.3x the link.  Once the trees are spent
+ * requests wait over a period, and refusing holds the wait there: never
+ * everyone, the share settling near what the lowest tree cannot carry
+ * (a quarter of the arrivals, plus what the 503s cost the link). */
+START_TEST(refusing_holds_the_wait_at_a_period)
+{
+    rec_t rc;
+    int p, first = -1;
+
+    link_run(&rc, &lk_fall);
+    rec_print("5x on the link", &rc);
+    for (p = 5; p < 25 && first < 0; p++) {
+        first = rc.refused[p] > 0.0 ? p : -1;
+    }
+    ck_assert(first >= 0 && first <= 5 + 3);
+    for (p = first; p < 25; p++) {
+        ck_assert(rc.m[p] > 0.1 && rc.m[p] < 1.0);
+    }
+    for (p = 15; p < 25; p++) {             /* periods 10-19 */
+        ck_assert(rc.wait[p] > 0.5 && rc.wait[p] < 1.5);
+        ck_assert(rc.refused[p] > 0.15 && rc.refused[p] < 0.5);
     }
 }
 END_TEST
 
-/* The load falls to what the full tree carries: the queue drains, and
- * the first unsaturated period restarts from the model. */
-START_TEST(overflow_to_restart_when_the_load_falls)
+/* The load falls to what the full tree carries: the queue drains, the
+ * first unsaturated period restarts from the model, and nothing is
+ * refused after. */
+START_TEST(refusing_stops_when_the_load_falls)
 {
     rec_t rc;
-    int p = rec_expect(link_run(&rc, &lk_fall), 25, QC_BE_OVERFLOW,
+    int p = rec_expect(link_run(&rc, &lk_fall), 25, QC_BE_TRACK,
                        QC_BE_RESTART, NULL);
 
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.m[p] > 1.0);
+    for (; p < rc.n; p++) {
+        ck_assert(rc.refused[p] == 0.0);
+    }
     ck_assert_int_eq(rc.mode[rc.n - 1], QC_BE_TRACK);
     ck_assert(fabs(rc.u[rc.n - 1] - 0.9) < 0.05);
 }
 END_TEST
 
-/* The load falls to 1x while the link's queue is still deep: overflow
- * ends at the lowest tree, which carries the load, and the next period
- * still reads saturated as the queue drains: no restart before an
- * unsaturated reading, no drain after 10 s saturated, no lowest mode at
- * the lowest tree: the loop tracks. */
-START_TEST(overflow_to_track_while_its_queue_drains)
+/* The load falls to 1x while the link's queue is still deep: refusing
+ * ends with the wait, the lowest tree carries the load, and the loop
+ * restarts at the first unsaturated reading. */
+START_TEST(refusing_ends_while_its_queue_drains)
 {
     rec_t rc;
-    int p = rec_expect(link_run(&rc, &lk_fall_early), 14, QC_BE_OVERFLOW,
-                       QC_BE_TRACK, "the model and the PI");
+    int p = rec_expect(link_run(&rc, &lk_fall_early), 14, QC_BE_DRAIN,
+                       QC_BE_RESTART, NULL);
 
     ck_assert_int_eq(p, 16);                /* the period after the fall */
-    ck_assert(rc.m[p - 1] == 1.0);          /* overflow's last level */
-    ck_assert(rc.saturated[p] && !rc.draining[p]);
-    ck_assert_int_eq(rc.mode[p + 1], QC_BE_RESTART);
-    ck_assert(!rc.saturated[p + 1]);
+    ck_assert(rc.saturated[p - 1] && !rc.saturated[p]);
+    ck_assert(rc.refused[p] == 0.0);
+    ck_assert_int_eq(rc.mode[rc.n - 1], QC_BE_TRACK);
 }
 END_TEST
 
@@ -216,23 +243,25 @@ START_TEST(restart_to_lowest_on_a_jump_the_next_period)
 END_TEST
 
 /*
- * In overflow no request comes for a period: the queue drains, and with
- * no arrivals to size the overflow's level by (qc_overflow_level) the
- * loop restarts, to the top, which with no traffic is also the lowest
- * tree, so overflow holds.  5x again: the valve takes best effort to
- * the lowest tree within the period, and the overflow's level follows.
+ * While refusing, no request comes for a period: the queue drains, the
+ * loop goes back to the top (with no traffic, also the lowest tree).
+ * 5x again: the valve takes best effort to the lowest tree within the
+ * period, and refusing follows once the wait is over a period again.
  */
-START_TEST(restart_to_overflow_after_a_pause)
+START_TEST(refusing_again_after_a_pause)
 {
     rec_t rc;
-    int p = rec_expect(link_run(&rc, &lk_pause), 16, QC_BE_RESTART,
-                       QC_BE_OVERFLOW, WHY_QUEUE);
+    int p, again = 0;
 
-    ck_assert_int_eq(p, 18);                /* the load's return */
-    ck_assert_int_eq(rc.mode[p - 2], QC_BE_OVERFLOW);
-    ck_assert(!rc.saturated[p - 1]);
-    ck_assert(rc.m[p - 1] == 2.0);          /* the restart: the top */
-    ck_assert(rc.valved[p]);
+    link_run(&rc, &lk_pause);
+    ck_assert(rc.refused[16] > 0.0);        /* period 11: refusing */
+    ck_assert(rc.m[17] == 2.0);             /* the pause: the top */
+    ck_assert(rc.valved[18]);               /* the load's return */
+    for (p = 18; p < rc.n; p++) {
+        again |= rc.refused[p] > 0.0;
+        ck_assert(rc.m[p] > 0.1);
+    }
+    ck_assert(again);
 }
 END_TEST
 
@@ -241,11 +270,12 @@ int main(void)
     const TTest *const tests[] = {
         track_to_lowest_on_a_jump_within_a_period,
         drain_to_track_when_the_backlog_does_not_fall,
-        track_to_overflow_when_the_link_does_not_drain,
-        overflow_to_restart_when_the_load_falls,
-        overflow_to_track_while_its_queue_drains,
+        a_queue_the_lowest_tree_drains_is_not_refused,
+        refusing_holds_the_wait_at_a_period,
+        refusing_stops_when_the_load_falls,
+        refusing_ends_while_its_queue_drains,
         restart_to_lowest_on_a_jump_the_next_period,
-        restart_to_overflow_after_a_pause
+        refusing_again_after_a_pause
     };
 
     return qc_test_main("qc_modes_link", tests,

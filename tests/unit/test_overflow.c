@@ -139,40 +139,6 @@ START_TEST(overhead_per_reply)
 }
 END_TEST
 
-/* 300 arrivals/s of 8 KB replies, 800 bytes of overhead each (503s
- * too), bound 0.58: (0.58 x 1.25e6 - 300 x 800) / (300 x 8192) of them
- * served.  A backlog of 0.6 s takes a third of it a period off the
- * bound, at most half the bound. */
-START_TEST(share_that_holds_the_bound)
-{
-    qc_overflow_t o;
-    double bps = 1.25e6, lowest = 300.0 * 8192.0;
-
-    qc_overflow_init(&o);
-    o.overhead = 800.0;
-    ck_assert(NEAR(qc_overflow_share(&o, 0.58, 0.0, 3.0, 300.0, lowest,
-                                     bps),
-                   (0.58 * bps - 300.0 * 800.0) / lowest));
-    ck_assert(NEAR(qc_overflow_share(&o, 0.58, 0.6, 3.0, 300.0, lowest,
-                                     bps),
-                   (0.38 * bps - 300.0 * 800.0) / lowest));
-    ck_assert(NEAR(qc_overflow_share(&o, 0.58, 5.0, 3.0, 300.0, lowest,
-                                     bps),
-                   (0.29 * bps - 300.0 * 800.0) / lowest));
-    /* the lowest tree carries it: all served; 503s alone too much:
-     * none */
-    ck_assert(NEAR(qc_overflow_share(&o, 0.58, 0.0, 3.0, 30.0,
-                                     30.0 * 8192.0, bps), 1.0));
-    o.overhead = 4000.0;
-    ck_assert(NEAR(qc_overflow_share(&o, 0.58, 0.0, 3.0, 300.0, lowest,
-                                     bps), 0.0));
-    /* sizes not known yet */
-    ck_assert(qc_overflow_share(&o, 0.58, 0.0, 3.0, 300.0, 0.0, bps) < 0.0);
-    ck_assert(qc_overflow_share(&o, 0.58, 0.0, 3.0, 300.0, lowest, -1.0)
-              < 0.0);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("qc_overflow");
@@ -182,7 +148,6 @@ int main(void)
     tcase_add_test(tc, what_starts_and_ends_it);
     tcase_add_test(tc, counted_from_when_it_stops_draining);
     tcase_add_test(tc, overhead_per_reply);
-    tcase_add_test(tc, share_that_holds_the_bound);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
 }
