@@ -241,8 +241,9 @@ static void qc_shm_bind(apr_pool_t *pconf, qc_shm_t *q, server_rec *s,
         qc_runtime_fill(c, v, pconf);
         if (slot && claimed[slot - q->slots]) {
             /* Two hosts with one name and port: keep them apart. */
-            key = apr_psprintf(pconf, "%s#%u", key, (unsigned)
-                               qc_rt.servers->nelts);
+            key = qc_key_fit(pconf, apr_psprintf(pconf, "%s#%u", key,
+                                                 (unsigned)
+                                                 qc_rt.servers->nelts));
             slot = qc_slot_find(q, key);
         }
         if (slot) {
