@@ -420,7 +420,7 @@ static const char *qc_cmd_premium(cmd_parms *cmd, void *dummy,
 {
     qc_server_conf *c = qc_sconf(cmd->server);
     qc_cidr_t cidr;
-    const char *err = qc_cidr_parse(arg, &cidr);
+    const char *err = qc_cidr_parse(cmd->pool, arg, &cidr);
 
     if (err) {
         return qc_bad(cmd, arg, err);

@@ -89,15 +89,10 @@ static int qc_classify(const request_rec *r, const qc_server_conf *c)
     if (env && !strcasecmp(env, "premium")) {
         return QC_CLASS_PREMIUM;
     }
-    if (c->premium->nelts && r->useragent_addr) {
-        int family;
-        apr_size_t len;
-        const unsigned char *b = qc_client_bytes(r, &family, &len);
-
-        if (qc_cidr_match_any((const qc_cidr_t *)c->premium->elts,
-                              c->premium->nelts, family, b)) {
-            return QC_CLASS_PREMIUM;
-        }
+    if (c->premium->nelts && r->useragent_addr
+        && qc_cidr_match_any_sa((const qc_cidr_t *)c->premium->elts,
+                                c->premium->nelts, r->useragent_addr)) {
+        return QC_CLASS_PREMIUM;
     }
     return QC_CLASS_BASIC;
 }
