@@ -26,6 +26,7 @@
 
 #include "qc_module.h"
 #include "qc_parse.h"
+#include "qc_safe_open.h"
 #include "qc_controller.h"
 #include "qc_targets.h"
 
@@ -48,13 +49,15 @@ static const char *qc_real(apr_pool_t *p, const char *dir)
 
 /*
  * Trees must exist as directories before the first request needs them,
- * and must not nest on disk either: a tree that is a symbolic link to
- * (or into) another would serve one set of files at two levels.
+ * inside DocumentRoot once every link is followed, and must not nest on
+ * disk either: a tree that is a symbolic link to (or into) another
+ * would serve one set of files at two levels.
  */
 static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
                           qc_server_conf *c)
 {
     const char *root = qc_docroot(s);
+    const char *real_root = qc_real(ptemp, root);
     const char *dir[QC_MAX_TREES], *real[QC_MAX_TREES];
     unsigned i, j;
 
@@ -71,6 +74,16 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
                          "%s is not a directory under DocumentRoot %s",
                          c->trees[i][0] ? c->trees[i] : "/",
                          qc_server_key(ptemp, s), dir[i], root);
+            return 0;
+        }
+        /* A link to /etc would serve it as a tree of the site. */
+        if (!real_root || !qc_url_prefix_contains(real_root, real[i])) {
+            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                         "QosCtlContentTrees: invalid value '%s' for %s: "
+                         "%s resolves to %s, outside DocumentRoot %s",
+                         c->trees[i][0] ? c->trees[i] : "/",
+                         qc_server_key(ptemp, s), dir[i], real[i],
+                         real_root ? real_root : root);
             return 0;
         }
         for (j = 0; j < i; j++) {
@@ -165,15 +178,17 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
  * QosCtlLog and QosCtlStateFile are opened by root: in a directory that
  * exists, not in the kernel's trees, where a "file" can be a process's
  * memory (/proc/self/mem) or a setting, and a regular file of its own
- * or none yet.  That last is the file's state, which may change: at a
- * start, the supervisor's open refuses a symbolic link, a device or a
- * hard link with a log line and goes on without the file (a planted
- * link must not keep the server down); "apachectl -t" refuses them.
+ * or none yet, on a path no other user can redirect (qc_safe_open.h).
+ * The last two are the disk's state, which may change: at a start, the
+ * supervisor's open refuses them with a log line and goes on without
+ * the file (a planted link must not keep the server down);
+ * "apachectl -t" refuses them, with the same walk.
  */
 static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
                          const char *directive, const char *path)
 {
-    const char *slash, *dir, *real, *why = NULL;
+    const char *slash, *dir, *real, *why = NULL, *unsafe;
+    char at[PATH_MAX];
     struct stat st;
 
     if (!path) {
@@ -193,14 +208,10 @@ static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
     else if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST) {
         why = NULL;
     }
-    else if (lstat(path, &st) == 0) {
-        why = S_ISLNK(st.st_mode) ? "a symbolic link, which is not followed"
-              : !S_ISREG(st.st_mode) ? "not a regular file"
-              : st.st_nlink != 1 ? "a file with another hard link"
-              : NULL;
-    }
-    else if (errno != ENOENT) {
-        why = apr_psprintf(ptemp, "cannot stat it: %s", strerror(errno));
+    else if (qc_safe_check(path, &unsafe, at, sizeof(at)) != 0) {
+        /* The supervisor's own walk, without creating the file. */
+        why = apr_psprintf(ptemp, "%s %s, so a start would go on without "
+                           "the file", at, unsafe);
     }
     if (why) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
