@@ -13,6 +13,7 @@
 #include "apr_time.h"
 
 #include "qc_ctl_private.h"
+#include "qc_logno.h"
 #include "qc_state.h"
 
 /* Largest change of a level per period (see qc_pi_set_max_step). */
@@ -73,7 +74,8 @@ static void qc_ctl_read_state(qc_ctl_t *ctl)
         qc_state_owner(&sb, geteuid(), why, sizeof(why));
     }
     if (why[0]) {
-        fprintf(stderr, "QosCtl: QosCtlStateFile not used: %s; neither "
+        fprintf(stderr, QC_LOGNO(10060)
+                "QosCtl: QosCtlStateFile not used: %s; neither "
                 "read nor written, the model starts from QosCtlModel (or "
                 "the running one)\n", why);
         close(cfg->state_fd);
@@ -84,7 +86,8 @@ static void qc_ctl_read_state(qc_ctl_t *ctl)
         return;                 /* none yet */
     }
     if (qc_state_parse(text, (size_t)n, &st, why, sizeof(why)) != NULL) {
-        fprintf(stderr, "QosCtl: QosCtlStateFile not used: %s; the model "
+        fprintf(stderr, QC_LOGNO(10061)
+                "QosCtl: QosCtlStateFile not used: %s; the model "
                 "starts from QosCtlModel (or the running one)\n", why);
         return;
     }

@@ -16,6 +16,7 @@
 #include "apr_strings.h"
 
 #include "qc_ctl_private.h"
+#include "qc_logno.h"
 #include "qc_netstat.h"
 #include "qc_surge.h"
 
@@ -48,27 +49,34 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
 {
     if ((now ^ before) & QC_WARN_BACKGROUND) {
         fprintf(stderr, now & QC_WARN_BACKGROUND
-                ? "QosCtl: load that is not this server's own keeps the "
+                ? QC_LOGNO(10062)
+                  "QosCtl: load that is not this server's own keeps the "
                   "resource at its utilization bound; web requests keep "
                   "at least half the bound and are not shed for it (a "
                   "QosCtlResource cgroup holding the web server alone "
                   "leaves such load out)\n"
-                : "QosCtl: the background load is below the bound again\n");
+                : QC_LOGNO(10063)
+                  "QosCtl: the background load is below the bound "
+                  "again\n");
     }
     if ((now ^ before) & QC_WARN_NO_RELIEF) {
         fprintf(stderr, now & QC_WARN_NO_RELIEF
-                ? "QosCtl: refusing did not lower the load (clients that "
+                ? QC_LOGNO(10064)
+                  "QosCtl: refusing did not lower the load (clients that "
                   "send their next request at once or retry a 503 take "
                   "each refusal's place): no 503s for now, the lowest "
                   "tree serves\n"
-                : "QosCtl: refusing is allowed again\n");
+                : QC_LOGNO(10065)
+                  "QosCtl: refusing is allowed again\n");
     }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
         fprintf(stderr, now & QC_WARN_WRONG_RESOURCE
-                ? "QosCtl: the resource QosCtlResource names stays low "
+                ? QC_LOGNO(10066)
+                  "QosCtl: the resource QosCtlResource names stays low "
                   "while httpd's accept queues fill: the bottleneck is "
                   "probably another resource\n"
-                : "QosCtl: the named resource and the accept queues "
+                : QC_LOGNO(10067)
+                  "QosCtl: the named resource and the accept queues "
                   "agree again\n");
     }
 }

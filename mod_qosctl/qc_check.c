@@ -70,6 +70,7 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
         real[i] = rv == APR_SUCCESS ? qc_real(ptemp, dir[i]) : NULL;
         if (rv != APR_SUCCESS || fi.filetype != APR_DIR || !real[i]) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
+                         QC_LOGNO(10001)
                          "QosCtlContentTrees: invalid value '%s' for %s: "
                          "%s is not a directory under DocumentRoot %s",
                          c->trees[i][0] ? c->trees[i] : "/",
@@ -79,6 +80,7 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
         /* A link to /etc would serve it as a tree of the site. */
         if (!real_root || !qc_url_prefix_contains(real_root, real[i])) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                         QC_LOGNO(10002)
                          "QosCtlContentTrees: invalid value '%s' for %s: "
                          "%s resolves to %s, outside DocumentRoot %s",
                          c->trees[i][0] ? c->trees[i] : "/",
@@ -97,6 +99,7 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
 
             if (in_old || has_old) {
                 ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                             QC_LOGNO(10003)
                              "QosCtlContentTrees: invalid value '%s' for "
                              "%s: %s is %s on disk, %s tree %s (%s); trees "
                              "must not nest", c->trees[in][0]
@@ -119,6 +122,7 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
 
     if (c->fixed_set && c->fixed_level > levels) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     QC_LOGNO(10004)
                      "QosCtlFixedLevel: invalid value '%g' for %s: out of "
                      "range 0..%u (the host has %u content tree%s)",
                      c->fixed_level, qc_server_key(ptemp, s), levels,
@@ -126,6 +130,26 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
         return 0;
     }
     return 1;
+}
+
+/*
+ * Premium and basic clients get separate levels only on a guaranteed
+ * host, whose loops run per class; a best-effort host's one level is
+ * shared by both classes, so there the list changes nothing.  A
+ * warning, not an error: the list may be inherited from the main server
+ * by hosts it was not written for.
+ */
+static void qc_check_premium(apr_pool_t *ptemp, server_rec *s,
+                             const qc_server_conf *c)
+{
+    if (!c->guaranteed && c->premium->nelts) {
+        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_WARNING, 0, s,
+                     QC_LOGNO(10005)
+                     "QosCtlPremiumAddress has no effect on %s: it is a "
+                     "best-effort host (no QosCtlGuarantee), where premium "
+                     "and basic clients get the same level",
+                     qc_server_key(ptemp, s));
+    }
 }
 
 /*
@@ -164,6 +188,7 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
                           (const double *)wmax->elts, names->nelts, NULL,
                           NULL, msg, sizeof(msg)) != 0) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     QC_LOGNO(10006)
                      "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
                      "QosCtlModel a=%s ms b=%s ms/KB)", msg,
                      qc_pdouble(ptemp, "%g", g->bound),
@@ -215,7 +240,8 @@ static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
     }
     if (why) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "%s: invalid value '%s': %s", directive, path, why);
+                     QC_LOGNO(10007) "%s: invalid value '%s': %s",
+                     directive, path, why);
         return 0;
     }
     return 1;
@@ -317,6 +343,7 @@ static int qc_check_agent(apr_pool_t *ptemp, server_rec *s,
     }
     if (why) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
+                     QC_LOGNO(10008)
                      "QosCtlAgentListen: invalid value '%s': %s",
                      qc_agent_value(ptemp, g), why);
         return 0;
@@ -339,6 +366,7 @@ int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         ok &= qc_check_trees(ptemp, v, c);
         ok &= qc_check_fixed(ptemp, v, c);
+        qc_check_premium(ptemp, v, c);
     }
     ok &= qc_check_capacity(ptemp, s, g);
     ok &= qc_check_file(ptemp, s, "QosCtlLog", g->log_path);

@@ -20,6 +20,7 @@
 
 #include "qc_cidr.h"
 #include "qc_level.h"
+#include "qc_logno.h"
 #include "qc_shm.h"
 
 #define QC_UNSET (-1)

@@ -132,6 +132,7 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         *fail_open = 1;
         if (apr_atomic_cas32(&q->fail_open_logged, 1, 0) == 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
+                         QC_LOGNO(10016)
                          "QosCtl: no controller heartbeat for %" APR_TIME_T_FMT
                          " ms: failing open (full quality, no rejection) "
                          "until it is back", silence / 1000);

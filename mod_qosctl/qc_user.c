@@ -57,8 +57,9 @@ int qc_drop_privileges(apr_pool_t *p, server_rec *s)
     if (setgid(g->ctl_gid) != 0
         || initgroups(g->ctl_user, g->ctl_gid) != 0
         || setuid(g->ctl_uid) != 0 || getuid() != g->ctl_uid) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, errno, s, "QosCtl: could not "
-                     "become QosCtlUser %s", g->ctl_user);
+        ap_log_error(APLOG_MARK, APLOG_CRIT, errno, s, QC_LOGNO(10048)
+                     "QosCtl: could not become QosCtlUser %s",
+                     g->ctl_user);
         return -1;
     }
     return 0;

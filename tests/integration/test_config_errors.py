@@ -407,3 +407,36 @@ def test_agent_address_is_checked_by_the_test_only(apache):
         assert "no agent" in a.log(), a.log()
     finally:
         a.cleanup()
+
+
+def test_a_start_refusal_names_its_message_id(apache):
+    rc, out = apache.config_test(ON + "QosCtlStateFile /proc/self/mem\n")
+    assert rc != 0
+    assert "QC10007: QosCtlStateFile: invalid value '/proc/self/mem'" in out
+
+
+PREMIUM_HOSTS = """QosCtlPremiumAddress 192.0.2.0/24
+<VirtualHost *:{port}>
+  ServerName guaranteed.test
+  QosCtlGuarantee 10 1MB
+</VirtualHost>
+<VirtualHost *:{port}>
+  ServerName besteffort.test
+</VirtualHost>
+"""
+
+
+def test_premium_list_on_a_best_effort_host_is_a_named_warning(apache):
+    """Premium and basic get separate levels on a guaranteed host only:
+    where a host would take the list and change nothing, the test says
+    so, and passes."""
+    rc, out = apache.config_test(ON + PREMIUM_HOSTS.format(port=apache.port))
+    assert rc == 0, out
+    assert "Syntax OK" in out
+    warned = [l for l in out.splitlines()
+              if "QosCtlPremiumAddress has no effect" in l]
+    assert any("QC10005: " in l and "besteffort.test:%d" % apache.port in l
+               for l in warned), out
+    assert not any("guaranteed.test" in l for l in warned), out
+    # The main server, where the list is set, is best effort too.
+    assert any("localhost:%d" % apache.port in l for l in warned), out

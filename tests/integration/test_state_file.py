@@ -75,6 +75,7 @@ def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
              if "QosCtlStateFile not used" in l]
     assert len(lines) == 1, a.log()
     assert reason in lines[0], (reason, lines[0])
+    assert lines[0].startswith("QC10061: "), lines[0]
     model = a.status_json()["model"]
     # Nearly idle: a stays near its default, far from the file's.
     assert model["a"] == pytest.approx(1e-4, rel=0.2), model
@@ -112,6 +113,7 @@ def test_state_file_others_may_write_is_not_used(apache, tmp_path, uid, mode,
     assert len(lines) == 1, a.log()
     assert reason in lines[0], (reason, lines[0])
     assert "neither read nor written" in lines[0]
+    assert lines[0].startswith("QC10060: "), lines[0]
     assert a.status_json()["model"]["a"] == pytest.approx(1e-4, rel=0.2)
     assert a.get("/x.txt")[0] == 200
     # Not written either: the file is as its owner left it.
