@@ -119,3 +119,17 @@ def test_state_file_others_may_write_is_not_used(apache, tmp_path, uid, mode,
     # Not written either: the file is as its owner left it.
     with open(path) as f:
         assert f.read() == GOOD
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_state_file_of_the_controllers_own_user_is_used(apache, tmp_path):
+    """The controller runs as the server's User here (no QosCtlUser):
+    a file that user owns, writable by it alone, is its own."""
+    import pwd
+    uid = pwd.getpwnam(qcharness.run_user()).pw_uid
+    a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD, uid=uid,
+                                               mode=0o600))
+    assert qcharness.wait_for(
+        lambda: a.status_json()["controller"]["periods"] >= 4)
+    assert "QosCtlStateFile not used" not in a.log()
+    assert a.status_json()["model"]["a"] == pytest.approx(0.00025, rel=0.2)
