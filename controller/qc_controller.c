@@ -2,15 +2,18 @@
 
 /* The controller's period, in order: sense, learn, decide, publish. */
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "apr_atomic.h"
 #include "apr_time.h"
 
 #include "qc_ctl_private.h"
+#include "qc_logno.h"
 #include "qc_state.h"
 
 /* Largest change of a level per period (see qc_pi_set_max_step). */
@@ -50,20 +53,41 @@ static void qc_ctl_fitted_at(qc_ctl_config_t *cfg, double cap,
 /* The state file, all of it or nothing: a file that is not what the
  * controller writes (damaged, hand-made) is named in the error log,
  * once per controller start, and the model starts from its prior; the
- * next converged fit overwrites it. */
+ * next converged fit overwrites it.  A file another user may write is
+ * neither read nor written: its numbers are that user's choice. */
 static void qc_ctl_read_state(qc_ctl_t *ctl)
 {
     qc_ctl_config_t *cfg = ctl->cfg;
     char text[QC_STATE_MAX + 1], why[256];
+    struct stat sb;
     qc_state_t st;
     ssize_t n;
 
-    if (cfg->state_fd < 0
-        || (n = pread(cfg->state_fd, text, sizeof(text), 0)) <= 0) {
-        return;                 /* none, or none yet */
+    if (cfg->state_fd < 0) {
+        return;
+    }
+    why[0] = '\0';
+    if (fstat(cfg->state_fd, &sb) != 0) {
+        snprintf(why, sizeof(why), "cannot stat it: %s", strerror(errno));
+    }
+    else {
+        qc_state_owner(&sb, geteuid(), why, sizeof(why));
+    }
+    if (why[0]) {
+        fprintf(stderr, QC_LOGNO(10060)
+                "QosCtl: QosCtlStateFile not used: %s; neither "
+                "read nor written, the model starts from QosCtlModel (or "
+                "the running one)\n", why);
+        close(cfg->state_fd);
+        cfg->state_fd = -1;
+        return;
+    }
+    if ((n = pread(cfg->state_fd, text, sizeof(text), 0)) <= 0) {
+        return;                 /* none yet */
     }
     if (qc_state_parse(text, (size_t)n, &st, why, sizeof(why)) != NULL) {
-        fprintf(stderr, "QosCtl: QosCtlStateFile not used: %s; the model "
+        fprintf(stderr, QC_LOGNO(10061)
+                "QosCtl: QosCtlStateFile not used: %s; the model "
                 "starts from QosCtlModel (or the running one)\n", why);
         return;
     }

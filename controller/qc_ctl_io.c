@@ -16,6 +16,7 @@
 #include "apr_strings.h"
 
 #include "qc_ctl_private.h"
+#include "qc_logno.h"
 #include "qc_netstat.h"
 #include "qc_surge.h"
 
@@ -48,19 +49,24 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
 {
     if ((now ^ before) & QC_WARN_BACKGROUND) {
         fprintf(stderr, now & QC_WARN_BACKGROUND
-                ? "QosCtl: load that is not this server's own keeps the "
+                ? QC_LOGNO(10062)
+                  "QosCtl: load that is not this server's own keeps the "
                   "resource at its utilization bound; web requests keep "
                   "at least half the bound and are not shed for it (a "
                   "QosCtlResource cgroup holding the web server alone "
                   "leaves such load out)\n"
-                : "QosCtl: the background load is below the bound again\n");
+                : QC_LOGNO(10063)
+                  "QosCtl: the background load is below the bound "
+                  "again\n");
     }
     if ((now ^ before) & QC_WARN_WRONG_RESOURCE) {
         fprintf(stderr, now & QC_WARN_WRONG_RESOURCE
-                ? "QosCtl: the resource QosCtlResource names stays low "
+                ? QC_LOGNO(10066)
+                  "QosCtl: the resource QosCtlResource names stays low "
                   "while httpd's accept queues fill: the bottleneck is "
                   "probably another resource\n"
-                : "QosCtl: the named resource and the accept queues "
+                : QC_LOGNO(10067)
+                  "QosCtl: the named resource and the accept queues "
                   "agree again\n");
     }
 }

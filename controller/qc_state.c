@@ -29,11 +29,28 @@ static const char *qc_state_clean(char *why)
     return why;
 }
 
+/* The capacity's range in its unit; 0 for a unit no sensor has. */
+static int qc_state_range(const char *unit, double *lo, double *hi)
+{
+    if (!strcmp(unit, "cpus")) {
+        *lo = QC_STATE_CPUS_MIN;
+        *hi = QC_STATE_CPUS_MAX;
+        return 1;
+    }
+    if (!strcmp(unit, "bit/s")) {
+        *lo = QC_STATE_BITS_MIN;
+        *hi = QC_STATE_BITS_MAX;
+        return 1;
+    }
+    return 0;
+}
+
 /* "capacity <number> <unit>", the unit lower-case letters and '/'. */
 static const char *qc_state_capacity(const char *s, qc_state_t *st,
                                      char *why, size_t len)
 {
     const char *rest, *err;
+    double lo, hi;
     size_t u;
 
     if (strncmp(s, "capacity ", 9) != 0) {
@@ -62,6 +79,16 @@ static const char *qc_state_capacity(const char *s, qc_state_t *st,
     }
     memcpy(st->unit, rest, u);
     st->unit[u] = '\0';
+    if (!qc_state_range(st->unit, &lo, &hi)) {
+        snprintf(why, len, "line 2: unit \"%s\": expected cpus or bit/s",
+                 st->unit);
+        return why;
+    }
+    if (st->capacity < lo || st->capacity > hi) {
+        snprintf(why, len, "line 2: capacity %.6g %s: out of range %g to "
+                 "%g", st->capacity, st->unit, lo, hi);
+        return why;
+    }
     return NULL;
 }
 
@@ -103,5 +130,27 @@ const char *qc_state_parse(const char *text, size_t n, qc_state_t *st,
         return qc_state_clean(why);
     }
     *st = got;
+    return NULL;
+}
+
+const char *qc_state_owner(const struct stat *st, uid_t ctl_uid,
+                           char *why, size_t len)
+{
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(why, len, "not a regular file");
+        return why;
+    }
+    if (st->st_uid != 0 && st->st_uid != ctl_uid) {
+        snprintf(why, len, "owned by uid %ld, neither root nor the "
+                 "controller's user (uid %ld)", (long)st->st_uid,
+                 (long)ctl_uid);
+        return why;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, len, "mode %04o: writable by %s", (unsigned)
+                 (st->st_mode & 07777), st->st_mode & S_IWOTH
+                 ? "every user" : "its group");
+        return why;
+    }
     return NULL;
 }

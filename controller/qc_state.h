@@ -12,6 +12,8 @@
 #define QC_STATE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "qc_rls.h"
 
@@ -20,6 +22,21 @@
 
 /* Longest unit name, as qc_sensor_unit() gives them ("bit/s"). */
 #define QC_STATE_UNIT_MAX 15
+
+/*
+ * The capacity a fit was learnt at, bounded by what a machine can have,
+ * since the first period rescales the model by the ratio of the capacity
+ * read to this one: a capacity of 1e308 would rescale every cost to its
+ * ceiling.  CPUs: a cgroup quota of one millisecond per second (the
+ * kernel's smallest) up to Linux's largest NR_CPUS.  A link: one bit/s
+ * (no request fits below) up to the largest QosCtlResource link rate.
+ * The fit's own numbers (costs, counts, averages) are bounded by its
+ * reader, qc_rls_read().
+ */
+#define QC_STATE_CPUS_MIN 1e-3
+#define QC_STATE_CPUS_MAX 8192.0
+#define QC_STATE_BITS_MIN 1.0
+#define QC_STATE_BITS_MAX 1e15
 
 typedef struct {
     qc_rls_t rls;
@@ -34,6 +51,16 @@ typedef struct {
  * as the supervisor creates it) is a reason too: "empty".
  */
 const char *qc_state_parse(const char *text, size_t n, qc_state_t *st,
+                           char *why, size_t len);
+
+/*
+ * Whether the controller, running as uid ctl_uid, may trust the file
+ * whose fstat() is st: a regular file owned by root or by ctl_uid that
+ * neither its group nor other users may write.  Any other user who can
+ * write it chooses the model the server is steered by.  Returns NULL,
+ * or the reason, written into why (len bytes; 120 suffice).
+ */
+const char *qc_state_owner(const struct stat *st, uid_t ctl_uid,
                            char *why, size_t len);
 
 #endif /* QC_STATE_H */

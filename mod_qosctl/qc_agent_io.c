@@ -135,8 +135,8 @@ int qc_agent_open(server_rec *s)
      * is; a balancer elsewhere is named by address, on purpose. */
     rv = getaddrinfo(qc_agent_host(), port, &hints, &res);
     if (rv != 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtl: "
-                     "QosCtlAgentListen %s:%s: %s; no agent",
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, QC_LOGNO(10010)
+                     "QosCtl: QosCtlAgentListen %s:%s: %s; no agent",
                      qc_agent_host(), port, gai_strerror(rv));
         return -1;
     }
@@ -144,14 +144,15 @@ int qc_agent_open(server_rec *s)
         fd = qc_agent_bind(ai);
     }
     if (fd < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, "QosCtl: "
-                     "QosCtlAgentListen %s:%s: cannot listen; no agent",
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, QC_LOGNO(10011)
+                     "QosCtl: QosCtlAgentListen %s:%s: cannot listen; no "
+                     "agent",
                      qc_agent_host(), port);
     }
     else {
-        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: HAProxy agent "
-                     "on %s:%s, maxconn hint %u", qc_agent_host(), port,
-                     qc_agent_maxconn);
+        ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, QC_LOGNO(10012)
+                     "QosCtl: HAProxy agent on %s:%s, maxconn hint %u",
+                     qc_agent_host(), port, qc_agent_maxconn);
     }
     freeaddrinfo(res);
     return fd;
@@ -218,10 +219,10 @@ static void qc_agent_complain(server_rec *s, const char *what,
         qc_agent_unlogged++;
         return;
     }
-    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QosCtl: agent: %s%s "
-                 "(%lu bytes); answered for the whole server (%u more "
-                 "since the last such line)", what, host ? host : "",
-                 (unsigned long)n, qc_agent_unlogged);
+    ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, QC_LOGNO(10013)
+                 "QosCtl: agent: %s%s (%lu bytes); answered for the whole "
+                 "server (%u more since the last such line)", what,
+                 host ? host : "", (unsigned long)n, qc_agent_unlogged);
     qc_agent_logged = now;
     qc_agent_unlogged = 0;
 }

@@ -26,6 +26,7 @@
 
 #include "qc_module.h"
 #include "qc_parse.h"
+#include "qc_safe_open.h"
 #include "qc_controller.h"
 #include "qc_targets.h"
 
@@ -48,13 +49,15 @@ static const char *qc_real(apr_pool_t *p, const char *dir)
 
 /*
  * Trees must exist as directories before the first request needs them,
- * and must not nest on disk either: a tree that is a symbolic link to
- * (or into) another would serve one set of files at two levels.
+ * inside DocumentRoot once every link is followed, and must not nest on
+ * disk either: a tree that is a symbolic link to (or into) another
+ * would serve one set of files at two levels.
  */
 static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
                           qc_server_conf *c)
 {
     const char *root = qc_docroot(s);
+    const char *real_root = qc_real(ptemp, root);
     const char *dir[QC_MAX_TREES], *real[QC_MAX_TREES];
     unsigned i, j;
 
@@ -67,10 +70,22 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
         real[i] = rv == APR_SUCCESS ? qc_real(ptemp, dir[i]) : NULL;
         if (rv != APR_SUCCESS || fi.filetype != APR_DIR || !real[i]) {
             ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
+                         QC_LOGNO(10001)
                          "QosCtlContentTrees: invalid value '%s' for %s: "
                          "%s is not a directory under DocumentRoot %s",
                          c->trees[i][0] ? c->trees[i] : "/",
                          qc_server_key(ptemp, s), dir[i], root);
+            return 0;
+        }
+        /* A link to /etc would serve it as a tree of the site. */
+        if (!real_root || !qc_url_prefix_contains(real_root, real[i])) {
+            ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                         QC_LOGNO(10002)
+                         "QosCtlContentTrees: invalid value '%s' for %s: "
+                         "%s resolves to %s, outside DocumentRoot %s",
+                         c->trees[i][0] ? c->trees[i] : "/",
+                         qc_server_key(ptemp, s), dir[i], real[i],
+                         real_root ? real_root : root);
             return 0;
         }
         for (j = 0; j < i; j++) {
@@ -84,6 +99,7 @@ static int qc_check_trees(apr_pool_t *ptemp, server_rec *s,
 
             if (in_old || has_old) {
                 ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                             QC_LOGNO(10003)
                              "QosCtlContentTrees: invalid value '%s' for "
                              "%s: %s is %s on disk, %s tree %s (%s); trees "
                              "must not nest", c->trees[in][0]
@@ -106,6 +122,7 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
 
     if (c->fixed_set && c->fixed_level > levels) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     QC_LOGNO(10004)
                      "QosCtlFixedLevel: invalid value '%g' for %s: out of "
                      "range 0..%u (the host has %u content tree%s)",
                      c->fixed_level, qc_server_key(ptemp, s), levels,
@@ -113,6 +130,26 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
         return 0;
     }
     return 1;
+}
+
+/*
+ * Premium and basic clients get separate levels only on a guaranteed
+ * host, whose loops run per class; a best-effort host's one level is
+ * shared by both classes, so there the list changes nothing.  A
+ * warning, not an error: the list may be inherited from the main server
+ * by hosts it was not written for.
+ */
+static void qc_check_premium(apr_pool_t *ptemp, server_rec *s,
+                             const qc_server_conf *c)
+{
+    if (!c->guaranteed && c->premium->nelts) {
+        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_WARNING, 0, s,
+                     QC_LOGNO(10005)
+                     "QosCtlPremiumAddress has no effect on %s: it is a "
+                     "best-effort host (no QosCtlGuarantee), where premium "
+                     "and basic clients get the same level",
+                     qc_server_key(ptemp, s));
+    }
 }
 
 /*
@@ -151,6 +188,7 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
                           (const double *)wmax->elts, names->nelts, NULL,
                           NULL, msg, sizeof(msg)) != 0) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
+                     QC_LOGNO(10006)
                      "QosCtlGuarantee: %s (QosCtlUtilizationBound %s, "
                      "QosCtlModel a=%s ms b=%s ms/KB)", msg,
                      qc_pdouble(ptemp, "%g", g->bound),
@@ -165,15 +203,17 @@ static int qc_check_capacity(apr_pool_t *ptemp, server_rec *s,
  * QosCtlLog and QosCtlStateFile are opened by root: in a directory that
  * exists, not in the kernel's trees, where a "file" can be a process's
  * memory (/proc/self/mem) or a setting, and a regular file of its own
- * or none yet.  That last is the file's state, which may change: at a
- * start, the supervisor's open refuses a symbolic link, a device or a
- * hard link with a log line and goes on without the file (a planted
- * link must not keep the server down); "apachectl -t" refuses them.
+ * or none yet, on a path no other user can redirect (qc_safe_open.h).
+ * The last two are the disk's state, which may change: at a start, the
+ * supervisor's open refuses them with a log line and goes on without
+ * the file (a planted link must not keep the server down);
+ * "apachectl -t" refuses them, with the same walk.
  */
 static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
                          const char *directive, const char *path)
 {
-    const char *slash, *dir, *real, *why = NULL;
+    const char *slash, *dir, *real, *why = NULL, *unsafe;
+    char at[PATH_MAX];
     struct stat st;
 
     if (!path) {
@@ -193,18 +233,15 @@ static int qc_check_file(apr_pool_t *ptemp, server_rec *s,
     else if (ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST) {
         why = NULL;
     }
-    else if (lstat(path, &st) == 0) {
-        why = S_ISLNK(st.st_mode) ? "a symbolic link, which is not followed"
-              : !S_ISREG(st.st_mode) ? "not a regular file"
-              : st.st_nlink != 1 ? "a file with another hard link"
-              : NULL;
-    }
-    else if (errno != ENOENT) {
-        why = apr_psprintf(ptemp, "cannot stat it: %s", strerror(errno));
+    else if (qc_safe_check(path, &unsafe, at, sizeof(at)) != 0) {
+        /* The supervisor's own walk, without creating the file. */
+        why = apr_psprintf(ptemp, "%s %s, so a start would go on without "
+                           "the file", at, unsafe);
     }
     if (why) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, 0, s,
-                     "%s: invalid value '%s': %s", directive, path, why);
+                     QC_LOGNO(10007) "%s: invalid value '%s': %s",
+                     directive, path, why);
         return 0;
     }
     return 1;
@@ -306,6 +343,7 @@ static int qc_check_agent(apr_pool_t *ptemp, server_rec *s,
     }
     if (why) {
         ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_CRIT, rv, s,
+                     QC_LOGNO(10008)
                      "QosCtlAgentListen: invalid value '%s': %s",
                      qc_agent_value(ptemp, g), why);
         return 0;
@@ -328,6 +366,7 @@ int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         ok &= qc_check_trees(ptemp, v, c);
         ok &= qc_check_fixed(ptemp, v, c);
+        qc_check_premium(ptemp, v, c);
     }
     ok &= qc_check_capacity(ptemp, s, g);
     ok &= qc_check_file(ptemp, s, "QosCtlLog", g->log_path);

@@ -79,9 +79,12 @@ void *qc_create_server_conf(apr_pool_t *p, server_rec *s)
 }
 
 /*
- * A virtual host inherits the main server's trees, classes, exclusions
- * and pinned level unless it sets its own; never its guarantee, which
- * is a contract of one host.
+ * A virtual host inherits the main server's trees, classes and pinned
+ * level unless it sets its own; never its guarantee, which is a
+ * contract of one host.  Its exclusions add to the main server's: a
+ * host that excludes its own health check must not lose the server's
+ * exclusion of the status page, which would then be degraded or
+ * refused on that host.
  */
 void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 {
@@ -96,9 +99,7 @@ void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     if (apr_is_empty_array(add->premium)) {
         c->premium = base->premium;
     }
-    if (apr_is_empty_array(add->excludes)) {
-        c->excludes = base->excludes;
-    }
+    c->excludes = apr_array_append(p, base->excludes, add->excludes);
     if (!add->fixed_set) {
         c->fixed_set = base->fixed_set;
         c->fixed_level = base->fixed_level;
@@ -419,7 +420,7 @@ static const char *qc_cmd_premium(cmd_parms *cmd, void *dummy,
 {
     qc_server_conf *c = qc_sconf(cmd->server);
     qc_cidr_t cidr;
-    const char *err = qc_cidr_parse(arg, &cidr);
+    const char *err = qc_cidr_parse(cmd->pool, arg, &cidr);
 
     if (err) {
         return qc_bad(cmd, arg, err);
@@ -569,13 +570,44 @@ static apr_port_t qc_server_port(server_rec *s)
 }
 
 /*
+ * key as the segment holds it, in under QC_KEY_LEN bytes.  Cut short,
+ * two long names alike in their first bytes would share one slot, one
+ * line of the status page and one Prometheus label.  A longer key keeps
+ * its start and its port, with a hash of the whole between them: the
+ * same on every restart, so that the host keeps its slot.
+ */
+const char *qc_key_fit(apr_pool_t *p, const char *key)
+{
+    apr_uint64_t h = APR_UINT64_C(14695981039346656037);  /* FNV-1a */
+    const unsigned char *b;
+    const char *tail;
+    size_t keep;
+
+    if (strlen(key) < QC_KEY_LEN) {
+        return key;
+    }
+    for (b = (const unsigned char *)key; *b; b++) {
+        h = (h ^ *b) * APR_UINT64_C(1099511628211);
+    }
+    tail = strrchr(key, ':');
+    if (!tail || strlen(tail) > 16) {
+        tail = "";
+    }
+    /* "~" and 16 hex digits between the start and the tail */
+    keep = QC_KEY_LEN - 1 - 17 - strlen(tail);
+    return apr_psprintf(p, "%.*s~%016" APR_UINT64_T_HEX_FMT "%s",
+                        (int)keep, key, h, tail);
+}
+
+/*
  * "host:port", which keeps apart an http and an https host of one name:
  * each has its own guarantee and counters.  Two hosts of one name on
  * one port share a key; qc_shm_bind tells them apart.
  */
 const char *qc_server_key(apr_pool_t *p, server_rec *s)
 {
-    return apr_psprintf(p, "%s:%u",
-                        s->server_hostname ? s->server_hostname : "_",
-                        (unsigned)qc_server_port(s));
+    return qc_key_fit(p, apr_psprintf(p, "%s:%u",
+                                      s->server_hostname
+                                      ? s->server_hostname : "_",
+                                      (unsigned)qc_server_port(s)));
 }

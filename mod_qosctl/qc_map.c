@@ -143,6 +143,7 @@ int qc_map(request_rec *r)
     }
     if (!qc_uri_confined_len(r->uri, ulen)) {
         ap_log_rerror(APLOG_MARK, APLOG_INFO, 0, r,
+                      QC_LOGNO(10015)
                       "QosCtl: refusing URI that would leave its content "
                       "tree: %s", r->uri);
         return HTTP_BAD_REQUEST;

@@ -20,6 +20,7 @@
 
 #include "qc_cidr.h"
 #include "qc_level.h"
+#include "qc_logno.h"
 #include "qc_shm.h"
 
 #define QC_UNSET (-1)
@@ -156,6 +157,7 @@ static APR_INLINE const char *qc_pdouble(apr_pool_t *p, const char *fmt,
 void *qc_create_server_conf(apr_pool_t *p, server_rec *s);
 void *qc_merge_server_conf(apr_pool_t *p, void *basev, void *addv);
 const char *qc_server_key(apr_pool_t *p, server_rec *s);
+const char *qc_key_fit(apr_pool_t *p, const char *key);
 /* "<directive>: invalid value '<value>': <why>" */
 const char *qc_bad(cmd_parms *cmd, const char *value, const char *why);
 

@@ -89,15 +89,10 @@ static int qc_classify(const request_rec *r, const qc_server_conf *c)
     if (env && !strcasecmp(env, "premium")) {
         return QC_CLASS_PREMIUM;
     }
-    if (c->premium->nelts && r->useragent_addr) {
-        int family;
-        apr_size_t len;
-        const unsigned char *b = qc_client_bytes(r, &family, &len);
-
-        if (qc_cidr_match_any((const qc_cidr_t *)c->premium->elts,
-                              c->premium->nelts, family, b)) {
-            return QC_CLASS_PREMIUM;
-        }
+    if (c->premium->nelts && r->useragent_addr
+        && qc_cidr_match_any_sa((const qc_cidr_t *)c->premium->elts,
+                                c->premium->nelts, r->useragent_addr)) {
+        return QC_CLASS_PREMIUM;
     }
     return QC_CLASS_BASIC;
 }
@@ -137,6 +132,7 @@ static apr_uint32_t qc_level_fx(const request_rec *r, qc_server_conf *c,
         *fail_open = 1;
         if (apr_atomic_cas32(&q->fail_open_logged, 1, 0) == 0) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, r->server,
+                         QC_LOGNO(10016)
                          "QosCtl: no controller heartbeat for %" APR_TIME_T_FMT
                          " ms: failing open (full quality, no rejection) "
                          "until it is back", silence / 1000);

@@ -83,8 +83,14 @@ static int qc_follow(int dfd, const char *name, char *at, size_t at_len,
     return len < 0 || (size_t)len >= at_len ? -1 : 0;
 }
 
-int qc_safe_open(const char *path, int flags, mode_t mode,
-                 const char **why, char *at, size_t at_len)
+/*
+ * Walk at (an absolute path, at_len bytes of room) down to the directory
+ * of its last component, as qc_safe_open() says.  Returns that
+ * directory's descriptor with *last the component's name, or -1 (the
+ * reasons of qc_refuse, at cut to the path at fault).
+ */
+static int qc_safe_walk(char *at, size_t at_len, const char **last,
+                        const char **why)
 {
     const char *p, *end;
     char name[NAME_MAX + 1];
@@ -92,9 +98,6 @@ int qc_safe_open(const char *path, int flags, mode_t mode,
     uid_t me = geteuid();
     int dfd, fd, links = 0;
 
-    if (snprintf(at, at_len, "%s", path) >= (int)at_len) {
-        return qc_refuse(-1, ENAMETOOLONG, "is too long", why);
-    }
     if (at[0] != '/') {
         return qc_refuse(-1, EINVAL, "is not an absolute path", why);
     }
@@ -157,6 +160,23 @@ restart:
     if (!*p) {
         return qc_refuse(dfd, EISDIR, "names a directory", why);
     }
+    *last = p;
+    return dfd;
+}
+
+int qc_safe_open(const char *path, int flags, mode_t mode,
+                 const char **why, char *at, size_t at_len)
+{
+    const char *p;
+    struct stat st;
+    int dfd, fd;
+
+    if (snprintf(at, at_len, "%s", path) >= (int)at_len) {
+        return qc_refuse(-1, ENAMETOOLONG, "is too long", why);
+    }
+    if ((dfd = qc_safe_walk(at, at_len, &p, why)) < 0) {
+        return -1;
+    }
     fd = openat(dfd, p, flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC
                 | O_NONBLOCK, mode);
     if (fd < 0) {
@@ -171,4 +191,39 @@ restart:
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     return fd;
+}
+
+int qc_safe_check(const char *path, const char **why, char *at,
+                  size_t at_len)
+{
+    const char *p;
+    struct stat st;
+    int dfd;
+
+    if (snprintf(at, at_len, "%s", path) >= (int)at_len) {
+        return qc_refuse(-1, ENAMETOOLONG, "is too long", why);
+    }
+    if ((dfd = qc_safe_walk(at, at_len, &p, why)) < 0) {
+        return -1;
+    }
+    if (fstatat(dfd, p, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) {
+            close(dfd);
+            return 0;               /* opening creates it */
+        }
+        return qc_refuse(dfd, errno, "cannot be examined", why);
+    }
+    if (S_ISLNK(st.st_mode)) {
+        return qc_refuse(dfd, ELOOP, "is a symbolic link", why);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return qc_refuse(dfd, EPERM, "is not a regular file (a directory, "
+                         "a device or a FIFO)", why);
+    }
+    if (st.st_nlink != 1) {
+        return qc_refuse(dfd, EPERM, "is a file with another hard link",
+                         why);
+    }
+    close(dfd);
+    return 0;
 }

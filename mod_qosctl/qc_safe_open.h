@@ -29,4 +29,13 @@
 int qc_safe_open(const char *path, int flags, mode_t mode,
                  const char **why, char *at, size_t at_len);
 
+/*
+ * What qc_safe_open() would say of path, without opening or creating
+ * anything: 0 when it would open (a file not there yet would be
+ * created), else -1 with errno, *why and at as it sets them.  For
+ * "apachectl -t", which must refuse what a start would.
+ */
+int qc_safe_check(const char *path, const char **why, char *at,
+                  size_t at_len);
+
 #endif /* QC_SAFE_OPEN_H */

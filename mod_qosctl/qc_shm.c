@@ -42,6 +42,7 @@ static qc_shm_t *qc_shm_create(apr_pool_t *pproc, server_rec *s,
 
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     QC_LOGNO(10020)
                      "QosCtl: cannot create the anonymous shared memory "
                      "segment (%" APR_SIZE_T_FMT " bytes)",
                      QC_SHM_SIZE(capacity));
@@ -58,6 +59,7 @@ static qc_shm_t *qc_shm_create(apr_pool_t *pproc, server_rec *s,
                                    sizeof(q->secret));
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_CRIT, rv, s,
+                     QC_LOGNO(10021)
                      "QosCtl: cannot read random bytes for the client "
                      "hash's secret");
         apr_shm_destroy(shm);
@@ -185,6 +187,7 @@ static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
         if (q->magic != QC_SHM_MAGIC || q->version != QC_SHM_VERSION
             || apr_shm_size_get(shm) < QC_SHM_SIZE(q->capacity)) {
             ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                         QC_LOGNO(10022)
                          "QosCtl: the shared segment has another layout "
                          "(an upgrade); counts start again");
             q = NULL;
@@ -211,6 +214,7 @@ static qc_shm_t *qc_shm_segment(apr_pool_t *pproc, server_rec *s,
                sizeof(q->hist_u));
         q->hist_count = old->hist_count;
         ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s,
+                     QC_LOGNO(10023)
                      "QosCtl: %u virtual hosts outgrew the shared "
                      "segment; counts of requests still finishing in "
                      "old children are not carried over", n);
@@ -241,8 +245,9 @@ static void qc_shm_bind(apr_pool_t *pconf, qc_shm_t *q, server_rec *s,
         qc_runtime_fill(c, v, pconf);
         if (slot && claimed[slot - q->slots]) {
             /* Two hosts with one name and port: keep them apart. */
-            key = apr_psprintf(pconf, "%s#%u", key, (unsigned)
-                               qc_rt.servers->nelts);
+            key = qc_key_fit(pconf, apr_psprintf(pconf, "%s#%u", key,
+                                                 (unsigned)
+                                                 qc_rt.servers->nelts));
             slot = qc_slot_find(q, key);
         }
         if (slot) {

@@ -24,6 +24,7 @@
 #include "mod_status.h"
 #include "util_cfgtree.h"
 
+#include "qc_logno.h"
 #include "qc_status_render.h"
 #include "qc_parse.h"
 
@@ -108,15 +109,15 @@ static int qc_server_scope_allowed(request_rec *r)
                                   (int)e->line_number, r->server)
             : QC_SET_NOWHERE;
     if (where == QC_SET_NOWHERE) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10100: QosCtl: "
-                      "qosctl-status is not set by SetHandler in httpd's "
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, QC_LOGNO(10100)
+                      "QosCtl: qosctl-status is not set by SetHandler in httpd's "
                       "configuration here (an .htaccess?): showing this "
                       "host only");
         return 0;
     }
     if (where == QC_SET_SERVER && r->server->is_virtual) {
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "QC10101: QosCtl: "
-                      "qosctl-status is set at server level and this is a "
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, QC_LOGNO(10101)
+                      "QosCtl: qosctl-status is set at server level and this is a "
                       "virtual host: showing this host only (the whole "
                       "server shows on the main server, or where a "
                       "<VirtualHost> sets the handler itself)");

@@ -82,8 +82,9 @@ static int qc_open(server_rec *s, const char *path, int flags,
     }
     fd = qc_safe_open(path, flags, 0644, &why, at, sizeof(at));
     if (fd < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, "QosCtl: %s %s: "
-                     "%s %s; not opened as root, going on without it",
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, QC_LOGNO(10030)
+                     "QosCtl: %s %s: %s %s; not opened as root, going "
+                     "on without it",
                      what, path, at, why);
     }
     return fd;
@@ -117,9 +118,9 @@ static void qc_add_sensors(server_rec *s, const qc_server_conf *g,
             cfg->nsensors++;
         }
         else {
-            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtlResource %s: "
-                         "cannot measure it; left out", r->arg ? r->arg
-                         : "cpu");
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, QC_LOGNO(10031)
+                         "QosCtlResource %s: cannot measure it; left out",
+                         r->arg ? r->arg : "cpu");
         }
     }
     if (g->resources->nelts == 0) {
@@ -215,12 +216,13 @@ static void qc_ctl_worker(apr_pool_t *p, server_rec *s,
     qc_ctl_init(&ctl, cfg, p);
     if (qc_backlog_init(&cfg->backlog, cfg->backlog.ports,
                         cfg->backlog.nports) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "QosCtl: cannot "
-                     "read the accept queues (sock_diag); arrivals still "
-                     "waiting for httpd go uncounted");
+        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, QC_LOGNO(10032)
+                     "QosCtl: cannot read the accept queues (sock_diag); "
+                     "arrivals still waiting for httpd go uncounted");
     }
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: controller %ld "
-                 "started, period %d ms, %u virtual servers, %u sensors",
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, QC_LOGNO(10033)
+                 "QosCtl: controller %ld started, period %d ms, %u "
+                 "virtual servers, %u sensors",
                  (long)getpid(), (int)(cfg->period * 1000), cfg->nvs,
                  cfg->nsensors);
     qc_ctl_run(&ctl, &qc_ctl_stop, supervisor);
@@ -357,7 +359,8 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
     /* As root: RAPL's counters are readable by root only. */
     qc_power_init(&cfg->power, "/sys/class/powercap", "/proc/stat",
                   qc_rt.main->power_idle, qc_rt.main->power_max);
-    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "QosCtl: power estimate %s",
+    ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, QC_LOGNO(10034)
+                 "QosCtl: power estimate %s",
                  cfg->power.source == QC_POWER_RAPL ? "from RAPL"
                  : cfg->power.source == QC_POWER_MODEL
                  ? "from QosCtlPowerModel" : "none (no RAPL, no "
@@ -367,11 +370,11 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
     qc_supervisor_beat(qc_rt.shm);
     /* Only root may raise a priority; the controller inherits it. */
     if (setpriority(PRIO_PROCESS, 0, QC_CTL_NICE) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, "QosCtl: controller "
-                     "runs at the server's priority");
+        ap_log_error(APLOG_MARK, APLOG_INFO, errno, s, QC_LOGNO(10035)
+                     "QosCtl: controller runs at the server's priority");
     }
     if (qc_drop_privileges(p, s) != 0) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s,
+        ap_log_error(APLOG_MARK, APLOG_CRIT, 0, s, QC_LOGNO(10036)
                      "QosCtl: controller could not drop privileges");
         _exit(1);
     }
@@ -399,14 +402,14 @@ static void qc_supervisor_main(apr_pool_t *p, server_rec *s, pid_t parent)
             break;
         }
         if (hung > 0.0) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtl: controller "
-                         "pid %ld hung for %.1f s; replaced", (long)pid,
-                         hung);
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, QC_LOGNO(10037)
+                         "QosCtl: controller pid %ld hung for %.1f s; "
+                         "replaced", (long)pid, hung);
         }
         else {
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "QosCtl: "
-                         "controller %ld ended (status %d); starting "
-                         "another", (long)pid, status);
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, QC_LOGNO(10038)
+                         "QosCtl: controller %ld ended (status %d); "
+                         "starting another", (long)pid, status);
         }
         if (apr_time_now() - born < apr_time_from_sec(1)) {
             /* Dying at once again and again: do not spin. */
@@ -434,6 +437,7 @@ static void qc_supervisor_event(int reason, void *data,
         if (ap_mpm_query(AP_MPMQ_MPM_STATE, &mpm_state) == APR_SUCCESS
             && mpm_state != AP_MPMQ_STOPPING) {
             ap_log_error(APLOG_MARK, APLOG_WARNING, 0, qc_sup_server,
+                         QC_LOGNO(10039)
                          "QosCtl: controller %ld died (status %d); "
                          "starting another", (long)proc->pid, status);
             qc_ctl_start(qc_sup_pool, qc_sup_server, proc);
@@ -465,7 +469,7 @@ static apr_status_t qc_ctl_start(apr_pool_t *p, server_rec *s,
     pid = fork();
 
     if (pid < 0) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s,
+        ap_log_error(APLOG_MARK, APLOG_ERR, errno, s, QC_LOGNO(10040)
                      "QosCtl: cannot fork the controller; the request path "
                      "fails open until it can");
         return errno;

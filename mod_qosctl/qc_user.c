@@ -21,14 +21,11 @@
 #include "unixd.h"
 #include "apr_strings.h"
 
+#include "qc_logno.h"
 #include "qc_module.h"
 
 APLOG_USE_MODULE(qosctl);
 
-/* Message IDs, "QCnnnnn: " as httpd's APLOGNO gives "AHnnnnn: ". */
-#ifndef QC_LOGNO
-#define QC_LOGNO(n) "QC" #n ": "
-#endif
 
 /* The user the Debian package creates for the controller. */
 #define QC_DEFAULT_USER "qosctl"
@@ -112,8 +109,9 @@ int qc_drop_privileges(apr_pool_t *p, server_rec *s)
     if (setgid(g->ctl_gid) != 0
         || initgroups(g->ctl_user, g->ctl_gid) != 0
         || setuid(g->ctl_uid) != 0 || getuid() != g->ctl_uid) {
-        ap_log_error(APLOG_MARK, APLOG_CRIT, errno, s, "QosCtl: could not "
-                     "become QosCtlUser %s", g->ctl_user);
+        ap_log_error(APLOG_MARK, APLOG_CRIT, errno, s, QC_LOGNO(10048)
+                     "QosCtl: could not become QosCtlUser %s",
+                     g->ctl_user);
         return -1;
     }
     return 0;

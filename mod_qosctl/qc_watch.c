@@ -111,8 +111,9 @@ int qc_monitor(apr_pool_t *p, server_rec *s)
         return DECLINED;
     }
     reason = qc_watch_reason(now, &silent);
-    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, s, "QosCtl: supervisor %ld "
-                 "looked at: still for %.1f s, reason %u",
+    ap_log_error(APLOG_MARK, APLOG_TRACE2, 0, s, QC_LOGNO(10045)
+                 "QosCtl: supervisor %ld looked at: still for %.1f s, "
+                 "reason %u",
                  (long)qc_watch_pid, silent / 1e6, reason);
     if (!reason) {
         return DECLINED;
@@ -125,9 +126,10 @@ int qc_monitor(apr_pool_t *p, server_rec *s)
     apr_atomic_set32(&q->parent_restart_reason, reason);
     apr_atomic_inc32(&q->parent_restarts);
     apr_atomic_set64(&q->parent_restart_time, apr_time_now());
-    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "QosCtl: supervisor %ld "
-                 "killed by httpd's parent: %s for %.1f s; starting "
-                 "another, the request path fails open meanwhile",
+    ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, QC_LOGNO(10046)
+                 "QosCtl: supervisor %ld killed by httpd's parent: %s for "
+                 "%.1f s; starting another, the request path fails open "
+                 "meanwhile",
                  (long)qc_watch_pid, qc_watch_reasons[reason],
                  silent / 1e6);
     /* Not again before the MPM reaped it and started another. */

@@ -50,7 +50,7 @@ static size_t fuzz_ranges(char *text, qc_cidr_t **out)
     for (word = strtok_r(text, " \t\r\n", &save);
          word != NULL && n < FUZZ_MAX_RANGES;
          word = strtok_r(NULL, " \t\r\n", &save)) {
-        const char *reason = qc_cidr_parse(word, &tmp[n]);
+        const char *reason = qc_cidr_parse(fuzz_pool, word, &tmp[n]);
 
         fuzz_check_reason(reason, word);
         if (reason == NULL) {

@@ -13,7 +13,8 @@
  * and leaves the output bit-identical; the same bytes give the same
  * verdict.  What is accepted is what the controller can have written:
  * every cost within its physical range, lambda in [0.9, 1], a capacity
- * > 0 and finite with a unit or none with none; and written back with
+ * within what a machine can have in cpus or bit/s, or none with no
+ * unit; and written back with
  * qc_rls_format it reads again to the same line (the text form is a
  * fixed point after one round).
  */
@@ -55,8 +56,14 @@ static void fuzz_accepted(const qc_state_t *st)
     FUZZ_CHECK(fabs(qc_rls_d(&st->rls)) <= QC_RLS_D_MAX, NULL);
     FUZZ_CHECK(st->rls.lambda >= 0.9 && st->rls.lambda <= 1.0, NULL);
     FUZZ_CHECK(isfinite(qc_rls_trace(&st->rls)), NULL);
-    if (st->unit[0]) {
-        FUZZ_CHECK(st->capacity > 0.0 && isfinite(st->capacity), NULL);
+    if (!strcmp(st->unit, "cpus")) {
+        FUZZ_CHECK(st->capacity >= QC_STATE_CPUS_MIN
+                   && st->capacity <= QC_STATE_CPUS_MAX, NULL);
+    }
+    else if (st->unit[0]) {
+        FUZZ_CHECK(!strcmp(st->unit, "bit/s"), st->unit);
+        FUZZ_CHECK(st->capacity >= QC_STATE_BITS_MIN
+                   && st->capacity <= QC_STATE_BITS_MAX, NULL);
     }
     else {
         FUZZ_CHECK(st->capacity == 0.0, NULL);

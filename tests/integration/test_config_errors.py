@@ -240,6 +240,26 @@ def _planted(apache, name, make):
     return path
 
 
+def _unsafe_dir(apache, name, mode=0o755, uid=0, gid=0):
+    """A directory of the ServerRoot that start-up's walk refuses."""
+    path = os.path.join(apache.root, name)
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, mode)
+    os.chown(path, uid, gid)
+    return path
+
+
+def _foreign_link(apache, name, target):
+    """A symbolic link of the ServerRoot owned by another user."""
+    link = _root_link(apache, name, target)
+    os.lchown(link, STRANGER, -1)
+    return link
+
+
+# A uid no process of the test runs as.
+STRANGER = 54321
+
+
 def _hard_link(path):
     with open(path + ".victim", "w"):
         pass
@@ -273,6 +293,15 @@ WHOLE = [
                 % _tree_link(a, "alias", os.path.join(a.docroot, "full")),
                 ["QosCtlContentTrees", "'/alias'", "the same directory as",
                  "must not nest"])),
+    # Followed to its end, a tree must stay inside DocumentRoot.
+    ("tree-is-link-to-etc",
+     lambda a: ("QosCtlContentTrees %s /full" % _tree_link(a, "etc", "/etc"),
+                ["QosCtlContentTrees", "'/etc'", "resolves to /etc, outside "
+                 "DocumentRoot"])),
+    ("tree-is-link-out-of-docroot",
+     lambda a: ("QosCtlContentTrees %s /full"
+                % _tree_link(a, "up", os.path.join(a.root)),
+                ["QosCtlContentTrees", "'/up'", "outside DocumentRoot"])),
     ("tree-is-link-into-tree",
      lambda a: ("QosCtlContentTrees %s /full"
                 % _tree_link(a, "inner", "full/sub"),
@@ -311,6 +340,27 @@ WHOLE = [
     ("log-hard-link",
      lambda a: ("QosCtlLog %s" % _planted(a, "linked.tsv", _hard_link),
                 ["QosCtlLog", "linked.tsv'", "another hard link"])),
+    # What the supervisor's open refuses, as root, on the way to the
+    # file: a start would go on without it, so the test refuses it.
+    ("log-dir-world-writable",
+     lambda a: ("QosCtlLog %s/qosctl.tsv" % _unsafe_dir(a, "open", 0o777),
+                ["QosCtlLog", "open/qosctl.tsv'", "open is a directory "
+                 "every user may write", "a start would go on without"])),
+    ("state-dir-group-writable",
+     lambda a: ("QosCtlStateFile %s/qosctl.state"
+                % _unsafe_dir(a, "group", 0o775, gid=STRANGER),
+                ["QosCtlStateFile", "group/qosctl.state'",
+                 "is a directory its group may write"])),
+    ("state-dir-owned-by-another-user",
+     lambda a: ("QosCtlStateFile %s/qosctl.state"
+                % _unsafe_dir(a, "theirs", 0o755, uid=STRANGER),
+                ["QosCtlStateFile", "theirs/qosctl.state'",
+                 "is a directory owned by another user"])),
+    ("log-dir-link-another-user-owns",
+     lambda a: ("QosCtlLog %s/qosctl.tsv"
+                % _foreign_link(a, "their-link", a.root),
+                ["QosCtlLog", "their-link/qosctl.tsv'",
+                 "is a symbolic link another user owns"])),
     ("state-dir-missing",
      lambda a: ("QosCtlStateFile %s/missing/qosctl.state" % a.root,
                 ["QosCtlStateFile", "'%s/missing/qosctl.state'" % a.root,
@@ -357,3 +407,36 @@ def test_agent_address_is_checked_by_the_test_only(apache):
         assert "no agent" in a.log(), a.log()
     finally:
         a.cleanup()
+
+
+def test_a_start_refusal_names_its_message_id(apache):
+    rc, out = apache.config_test(ON + "QosCtlStateFile /proc/self/mem\n")
+    assert rc != 0
+    assert "QC10007: QosCtlStateFile: invalid value '/proc/self/mem'" in out
+
+
+PREMIUM_HOSTS = """QosCtlPremiumAddress 192.0.2.0/24
+<VirtualHost *:{port}>
+  ServerName guaranteed.test
+  QosCtlGuarantee 10 1MB
+</VirtualHost>
+<VirtualHost *:{port}>
+  ServerName besteffort.test
+</VirtualHost>
+"""
+
+
+def test_premium_list_on_a_best_effort_host_is_a_named_warning(apache):
+    """Premium and basic get separate levels on a guaranteed host only:
+    where a host would take the list and change nothing, the test says
+    so, and passes."""
+    rc, out = apache.config_test(ON + PREMIUM_HOSTS.format(port=apache.port))
+    assert rc == 0, out
+    assert "Syntax OK" in out
+    warned = [l for l in out.splitlines()
+              if "QosCtlPremiumAddress has no effect" in l]
+    assert any("QC10005: " in l and "besteffort.test:%d" % apache.port in l
+               for l in warned), out
+    assert not any("guaranteed.test" in l for l in warned), out
+    # The main server, where the list is set, is best effort too.
+    assert any("localhost:%d" % apache.port in l for l in warned), out

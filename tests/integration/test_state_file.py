@@ -1,7 +1,9 @@
 """A QosCtlStateFile the controller did not write is reported once in
 the error log, with the reason, and not used at all: the model starts
 from its prior (the defaults: a 1e-4 s), not from the file (a 2.5e-4 s),
-and not half from each."""
+and not half from each.  Hostile files (cut short, huge, binary, NaN,
+negative or out-of-range numbers, owned by another user or writable by
+others) are each named, and Apache keeps serving."""
 
 import os
 
@@ -30,6 +32,16 @@ BAD = [
     # A good fit beside a bad second line: nothing of it is used.
     ("bad-capacity-line", GOOD + "capacity -4 cpus\n",
      "line 2: capacity \"-4 cpus\""),
+    # A capacity no machine has rescaled every cost to its ceiling.
+    ("huge-capacity", GOOD + "capacity 1e308 cpus\n",
+     "capacity 1e+308 cpus: out of range 0.001 to 8192"),
+    ("link-capacity", GOOD + "capacity 1e20 bit/s\n",
+     "capacity 1e+20 bit/s: out of range"),
+    ("nan", GOOD.replace("a3=0.00025", "a3=nan"), "a3=nan"),
+    ("negative-count", GOOD.replace("n=100", "n=-100"), "n=-100"),
+    ("truncated", GOOD[:len(GOOD) // 2], "line 1"),
+    ("huge-file", GOOD + " " * 100000, "longer than"),
+    ("binary", bytes(range(1, 256)) * 4, "line 1"),
 ]
 
 
@@ -41,10 +53,13 @@ def apache(site_factory):
     return make
 
 
-def write(tmp_path, text):
+def write(tmp_path, text, uid=None, mode=0o644):
     path = os.path.join(str(tmp_path), "qosctl.state")
-    with open(path, "w") as f:
-        f.write(text)
+    with open(path, "wb") as f:
+        f.write(text if isinstance(text, bytes) else text.encode())
+    os.chmod(path, mode)
+    if uid is not None:
+        os.chown(path, uid, -1)
     os.chmod(str(tmp_path), 0o755)
     return path
 
@@ -60,6 +75,7 @@ def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
              if "QosCtlStateFile not used" in l]
     assert len(lines) == 1, a.log()
     assert reason in lines[0], (reason, lines[0])
+    assert lines[0].startswith("QC10061: "), lines[0]
     model = a.status_json()["model"]
     # Nearly idle: a stays near its default, far from the file's.
     assert model["a"] == pytest.approx(1e-4, rel=0.2), model
@@ -68,6 +84,51 @@ def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
 
 def test_good_state_file_is_used_without_a_word(apache, tmp_path):
     a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD))
+    assert qcharness.wait_for(
+        lambda: a.status_json()["controller"]["periods"] >= 4)
+    assert "QosCtlStateFile not used" not in a.log()
+    assert a.status_json()["model"]["a"] == pytest.approx(0.00025, rel=0.2)
+
+
+# A uid no process of the test runs as: neither root nor the
+# controller's user (the server's User, as no QosCtlUser is set).
+STRANGER = 54321
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+@pytest.mark.parametrize("uid,mode,reason", [
+    (STRANGER, 0o644, "owned by uid %d, neither root nor the "
+     "controller's user" % STRANGER),
+    (0, 0o664, "mode 0664: writable by its group"),
+    (0, 0o646, "mode 0646: writable by every user"),
+], ids=["wrong-owner", "group-writable", "world-writable"])
+def test_state_file_others_may_write_is_not_used(apache, tmp_path, uid, mode,
+                                                 reason):
+    path = write(tmp_path, GOOD, uid=uid, mode=mode)
+    a = apache("QosCtlStateFile %s\n" % path)
+    assert qcharness.wait_for(
+        lambda: a.status_json()["controller"]["periods"] >= 8)
+    lines = [l for l in a.log().splitlines()
+             if "QosCtlStateFile not used" in l]
+    assert len(lines) == 1, a.log()
+    assert reason in lines[0], (reason, lines[0])
+    assert "neither read nor written" in lines[0]
+    assert lines[0].startswith("QC10060: "), lines[0]
+    assert a.status_json()["model"]["a"] == pytest.approx(1e-4, rel=0.2)
+    assert a.get("/x.txt")[0] == 200
+    # Not written either: the file is as its owner left it.
+    with open(path) as f:
+        assert f.read() == GOOD
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
+def test_state_file_of_the_controllers_own_user_is_used(apache, tmp_path):
+    """The controller runs as the server's User here (no QosCtlUser):
+    a file that user owns, writable by it alone, is its own."""
+    import pwd
+    uid = pwd.getpwnam(qcharness.run_user()).pw_uid
+    a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD, uid=uid,
+                                               mode=0o600))
     assert qcharness.wait_for(
         lambda: a.status_json()["controller"]["periods"] >= 4)
     assert "QosCtlStateFile not used" not in a.log()

@@ -109,6 +109,36 @@ def test_a_line_break_in_an_argument_stays_one_line(tool):
     refused(tool, "--no-such-option\nsecond line")
 
 
+@pytest.mark.parametrize("tool,args", [
+    ("qosctl-plan", ["--synthetic-day", "100", "-n", "4", "--capacity",
+                     "50"]),
+    ("qosctl-predict", ["-n", "2", "--service-rate", "10", "--range",
+                        "1:5:1"]),
+])
+def test_plot_where_no_file_can_go(tmp_path, tool, args):
+    # gnuplot only warns when it cannot open its output, and exits 0
+    refused(tool, *args, "--plot", tmp_path / "no-such-dir" / "x.png",
+            words="cannot write it (No such file or directory)")
+    refused(tool, *args, "--plot", tmp_path, words="cannot write it")
+
+
+def test_replay_server_with_an_unclosed_bracket(tmp_path):
+    (tmp_path / "r.timing").write_text(
+        "# qosctl-replay timing 1 start=0\n")
+    (tmp_path / "r.requests").write_text("# qosctl-replay requests 1\n")
+    refused("qosctl-replay", "run", tmp_path / "r.requests", "--server",
+            "http://[::1", "--out", tmp_path / "o", words="Invalid IPv6 URL")
+
+
+@pytest.mark.parametrize("tool,args", [
+    ("qosctl-plan", ["-n", "2", "--synthetic-day", "10"]),
+    ("qosctl-predict", ["-n", "2", "--load", "0.5"]),
+])
+@pytest.mark.parametrize("url", ["http://a b/", "http://x\n/"])
+def test_from_status_url_http_client_refuses(tool, args, url):
+    refused(tool, *args, "--from-status", url, words="control characters")
+
+
 def state_with(field, value):
     """STATE (tests/tools/test_balance.py) with server s3's `field`."""
     head = STATE.split("\n")[1].lstrip("# ").split()

@@ -2,10 +2,15 @@
 
 #include <arpa/inet.h>
 
+#include "apr_general.h"
+
 #include "qc_cidr.h"
 #include "qc_test.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The ranges' APR subnets live as long as the test program. */
+static apr_pool_t *pool;
 
 /* A client address as the request carries it: family 4 or 6, bytes. */
 struct client {
@@ -32,7 +37,7 @@ static struct client client(const char *text)
 static qc_cidr_t range(const char *text)
 {
     qc_cidr_t r;
-    const char *reason = qc_cidr_parse(text, &r);
+    const char *reason = qc_cidr_parse(pool, text, &r);
 
     ck_assert_msg(reason == NULL, "\"%s\" refused: %s", text, reason);
     return r;
@@ -141,7 +146,7 @@ START_TEST(parse_rejects)
         const char *reason;
 
         memset(&r, 0xab, sizeof(r));
-        reason = qc_cidr_parse(bad[i].in, &r);
+        reason = qc_cidr_parse(pool, bad[i].in, &r);
         ck_assert_msg(reason != NULL, "\"%s\" accepted", bad[i].in);
         ck_assert_msg(strstr(reason, bad[i].why) != NULL,
                       "\"%s\": reason \"%s\" lacks \"%s\"",
@@ -149,7 +154,7 @@ START_TEST(parse_rejects)
         ck_assert_msg(r.family == 0xab, "\"%s\": output written",
                       bad[i].in);
     }
-    QC_REJECT(qc_cidr_parse(NULL, &(qc_cidr_t){0}), "empty");
+    QC_REJECT(qc_cidr_parse(pool, NULL, &(qc_cidr_t){0}), "empty");
 }
 END_TEST
 
@@ -309,5 +314,7 @@ static Suite *cidr_suite(void)
 
 int main(void)
 {
+    apr_initialize();
+    apr_pool_create(&pool, NULL);
     return qc_test_run(cidr_suite());
 }

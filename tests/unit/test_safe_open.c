@@ -157,6 +157,53 @@ START_TEST(relative_paths_are_refused)
 }
 END_TEST
 
+/* qc_safe_check, for "apachectl -t": the verdict qc_safe_open would
+ * give, without creating or opening the file. */
+static void check_refuses(const char *rel, const char *bad, const char *want)
+{
+    const char *why = NULL;
+    char at[PATH_MAX];
+
+    ck_assert_msg(qc_safe_check(in_top(rel), &why, at, sizeof(at)) == -1,
+                  "%s passed", rel);
+    ck_assert_msg(why && strstr(why, want), "%s: \"%s\", not \"%s\"", rel,
+                  why, want);
+    ck_assert_str_eq(at, in_top(bad));
+}
+
+START_TEST(check_says_what_open_would_without_creating)
+{
+    const char *why = NULL;
+    char at[PATH_MAX];
+
+    ck_assert_int_eq(mkdir(in_top("a"), 0755), 0);
+    ck_assert_int_eq(qc_safe_check(in_top("a/new"), &why, at, sizeof(at)),
+                     0);
+    ck_assert_int_eq(access(in_top("a/new"), F_OK), -1);
+    opens("a/log");
+    ck_assert_int_eq(qc_safe_check(in_top("a/log"), &why, at, sizeof(at)),
+                     0);
+
+    ck_assert_int_eq(mkdir(in_top("w"), 0755), 0);
+    ck_assert_int_eq(chmod(in_top("w"), 0777), 0);
+    check_refuses("w/log", "w", "every user may write");
+    ck_assert_int_eq(symlink("a/log", in_top("flink")), 0);
+    check_refuses("flink", "flink", "symbolic link");
+    ck_assert_int_eq(mkfifo(in_top("fifo"), 0644), 0);
+    check_refuses("fifo", "fifo", "not a regular file");
+    ck_assert_int_eq(link(in_top("a/log"), in_top("hard")), 0);
+    check_refuses("hard", "hard", "another hard link");
+    check_refuses("a/", "a/", "names a directory");
+    if (geteuid() == 0) {
+        ck_assert_int_eq(mkdir(in_top("u"), 0755), 0);
+        ck_assert_int_eq(chown(in_top("u"), OTHER, OTHER), 0);
+        check_refuses("u/log", "u", "owned by another user");
+    }
+    ck_assert_int_eq(qc_safe_check("log", &why, at, sizeof(at)), -1);
+    ck_assert_str_eq(why, "is not an absolute path");
+}
+END_TEST
+
 static Suite *safe_open_suite(void)
 {
     Suite *s = suite_create("safe_open");
@@ -168,6 +215,7 @@ static Suite *safe_open_suite(void)
     tcase_add_test(tc, links_are_followed_only_when_ours);
     tcase_add_test(tc, odd_files_and_paths_are_refused);
     tcase_add_test(tc, relative_paths_are_refused);
+    tcase_add_test(tc, check_says_what_open_would_without_creating);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "qc_state.h"
 #include "qc_test.h"
@@ -213,6 +214,122 @@ START_TEST(state_reason_is_one_clean_line)
 }
 END_TEST
 
+/* A capacity is a number of CPUs or a link's rate: one no machine has
+ * would rescale every cost the fit resumed (1e308 cpus took a from
+ * 0.00025 to its ceiling of 1). */
+START_TEST(state_refuses_capacity_out_of_range)
+{
+    char line[QC_RLS_LINE_MAX], text[QC_STATE_MAX];
+    qc_state_t st;
+    char why[256];
+
+    good_line(line, sizeof(line));
+    snprintf(text, sizeof(text), "%s\ncapacity 1e308 cpus\n", line);
+    refused_str(text, "capacity 1e+308 cpus: out of range 0.001 to 8192");
+    snprintf(text, sizeof(text), "%s\ncapacity 8193 cpus\n", line);
+    refused_str(text, "out of range");
+    snprintf(text, sizeof(text), "%s\ncapacity 1e-9 cpus\n", line);
+    refused_str(text, "capacity 1e-09 cpus: out of range");
+    snprintf(text, sizeof(text), "%s\ncapacity 2e15 bit/s\n", line);
+    refused_str(text, "capacity 2e+15 bit/s: out of range 1 to 1e+15");
+    snprintf(text, sizeof(text), "%s\ncapacity 0.5 bit/s\n", line);
+    refused_str(text, "out of range");
+    snprintf(text, sizeof(text), "%s\ncapacity 4 widgets\n", line);
+    refused_str(text, "unit \"widgets\": expected cpus or bit/s");
+    snprintf(text, sizeof(text), "%s\ncapacity nan cpus\n", line);
+    refused_str(text, "line 2: capacity");
+    snprintf(text, sizeof(text), "%s\ncapacity -nan cpus\n", line);
+    refused_str(text, "line 2: capacity");
+    /* The bounds themselves are a machine's. */
+    snprintf(text, sizeof(text), "%s\ncapacity 8192 cpus\n", line);
+    ck_assert_ptr_null(qc_state_parse(text, strlen(text), &st, why,
+                                      sizeof(why)));
+    snprintf(text, sizeof(text), "%s\ncapacity 0.001 cpus\n", line);
+    ck_assert_ptr_null(qc_state_parse(text, strlen(text), &st, why,
+                                      sizeof(why)));
+    snprintf(text, sizeof(text), "%s\ncapacity 1e+15 bit/s\n", line);
+    ck_assert_ptr_null(qc_state_parse(text, strlen(text), &st, why,
+                                      sizeof(why)));
+}
+END_TEST
+
+/* Files a hostile or careless hand leaves: cut short, grown huge,
+ * binary. */
+START_TEST(state_refuses_hostile_files)
+{
+    char line[QC_RLS_LINE_MAX], text[QC_STATE_MAX + 1024];
+    int n = good_line(line, sizeof(line)), i;
+
+    /* Cut short at every length: never accepted as a fit that is not
+     * the whole line, never read past what was given. */
+    for (i = 1; i < n - 1; i++) {
+        qc_state_t st, before;
+        char why[256];
+
+        memset(&st, 0x3c, sizeof(st));
+        memcpy(&before, &st, sizeof(st));
+        if (qc_state_parse(line, (size_t)i, &st, why, sizeof(why))
+            == NULL) {
+            /* only a cut inside p's last number can still read */
+            ck_assert_msg(strchr(line + i, ',') == NULL, "cut at %d", i);
+        }
+        else {
+            ck_assert_msg(!memcmp(&st, &before, sizeof(st)), "cut at %d", i);
+        }
+    }
+    /* Huge: a good line with a megabyte of spaces after it. */
+    memcpy(text, line, (size_t)n);
+    memset(text + n, ' ', sizeof(text) - (size_t)n);
+    refused(text, sizeof(text), "longer than");
+    /* Binary: high bytes and control bytes, no NUL. */
+    for (i = 0; i < 512; i++) {
+        text[i] = (char)(0x80 + i % 0x7f);
+    }
+    refused(text, 512, "line 1");
+    refused_str("\x7f" "ELF\x02\x01\x01", "line 1");
+    /* A good fit then a negative capacity or a capacity in NaN. */
+    snprintf(text, sizeof(text), "%s\ncapacity -0 cpus\n", line);
+    refused_str(text, "must be above 0");
+}
+END_TEST
+
+/* Who may write the file chooses the model: only root or the
+ * controller's own user. */
+START_TEST(state_owner)
+{
+    struct stat st;
+    char why[160];
+    const char *r;
+
+    memset(&st, 0, sizeof(st));
+    st.st_mode = S_IFREG | 0644;
+    st.st_uid = 0;
+    ck_assert_ptr_null(qc_state_owner(&st, 33, why, sizeof(why)));
+    st.st_uid = 998;
+    ck_assert_ptr_null(qc_state_owner(&st, 998, why, sizeof(why)));
+    st.st_mode = S_IFREG | 0600;
+    ck_assert_ptr_null(qc_state_owner(&st, 998, why, sizeof(why)));
+
+    st.st_mode = S_IFREG | 0644;
+    st.st_uid = 33;                 /* www-data, the controller not */
+    r = qc_state_owner(&st, 998, why, sizeof(why));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r, "owned by uid 33, neither root nor the "
+                     "controller's user (uid 998)");
+    st.st_uid = 0;
+    st.st_mode = S_IFREG | 0664;
+    r = qc_state_owner(&st, 998, why, sizeof(why));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r, "mode 0664: writable by its group");
+    st.st_mode = S_IFREG | 0646;
+    r = qc_state_owner(&st, 998, why, sizeof(why));
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(r, "mode 0646: writable by every user");
+    st.st_mode = S_IFIFO | 0600;
+    ck_assert_ptr_nonnull(qc_state_owner(&st, 998, why, sizeof(why)));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("qc_state");
@@ -222,6 +339,9 @@ int main(void)
     tcase_add_test(tc, state_refuses_bad_numbers);
     tcase_add_test(tc, state_refuses_bad_structure);
     tcase_add_test(tc, state_reason_is_one_clean_line);
+    tcase_add_test(tc, state_refuses_capacity_out_of_range);
+    tcase_add_test(tc, state_refuses_hostile_files);
+    tcase_add_test(tc, state_owner);
     suite_add_tcase(s, tc);
     return qc_test_run(s);
 }
