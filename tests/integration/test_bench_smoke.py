@@ -1,4 +1,5 @@
-"""Smoke versions of bench/baseline and bench/step-response (issue #4).
+"""Smoke versions of bench/baseline and bench/step-response, and of the
+other bench/ experiments and client models, each at its smallest.
 
 Same testbed (prefix qs<pid>), site, server configuration and helpers as the
 benchmarks (bench/lib), at one load each, asserting only what holds on

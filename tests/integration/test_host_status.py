@@ -1,6 +1,6 @@
 """The per-host status view: "SetHandler qosctl-host-status" in a
 tenant's virtual host shows that host's figures and nothing of the other
-tenants' or the server's (#11, finding 13).  The server-wide view stays
+tenants' or the server's.  The server-wide view stays
 "qosctl-status", for the provider.
 """
 
