@@ -245,7 +245,7 @@ def needs_cluster(test):
 @needs_cluster
 def test_cluster_quick_prints_a_row_per_policy(site):
     """bench/cluster --quick end to end (HAProxy over three shaped
-    backends, two rates per policy, 2 s each): only that it finishes,
+    backends, two rates per policy, 1 s each): only that it finishes,
     prints the capacity table with a row for every policy and backend
     kind (a policy whose part is missing says `skipped`), and no
     traceback."""
@@ -253,7 +253,7 @@ def test_cluster_quick_prints_a_row_per_policy(site):
     out = tempfile.mkdtemp(prefix="qosctl-cluster-")
     try:
         p = subprocess.run(
-            [sys.executable, CLUSTER, "--quick", "--seconds", "2",
+            [sys.executable, CLUSTER, "--quick", "--seconds", "1",
              "--site", site, "--out", out,
              "--prefix", "qcs%d" % (os.getpid() % 1000)],
             capture_output=True, text=True, timeout=900)
@@ -272,7 +272,7 @@ def test_cluster_quick_prints_a_row_per_policy(site):
 SIZING = os.path.join(qcbench.SRCDIR, "bench", "sizing")
 
 
-def run_quick(bench, site, prefix, tsv):
+def run_quick(bench, site, prefix, tsv, extra=()):
     """bench --quick on site in namespaces of prefix: it must finish
     with status 0 and no traceback; (the process, the rows of its tsv
     output)."""
@@ -282,7 +282,8 @@ def run_quick(bench, site, prefix, tsv):
     try:
         p = subprocess.run(
             [sys.executable, bench, "--quick", "--site", site, "--out", out,
-             "--prefix", "%s%d" % (prefix, os.getpid() % 1000)],
+             "--prefix", "%s%d" % (prefix, os.getpid() % 1000)]
+            + list(extra),
             capture_output=True, text=True, timeout=600)
         print(p.stdout[-3000:], p.stderr[-3000:])
         assert p.returncode == 0
@@ -296,12 +297,13 @@ def run_quick(bench, site, prefix, tsv):
 @needs_cluster
 def test_sizing_quick_runs_the_plan_on_haproxy(site):
     """bench/sizing --quick end to end (three shaped backends behind
-    HAProxy, qosctl-plan's day at a second an hour, twice): it finishes,
+    HAProxy, qosctl-plan's day at half a second an hour, twice): it finishes,
     writes a row per hour of each pass, takes servers out of rotation
     where the plan says so, and prints a saving per power model.  What
     the schedule saves and drops is bench/sizing's to print, not
     asserted on a shared machine."""
-    p, rows = run_quick(SIZING, site, "qz", "hours.tsv")
+    p, rows = run_quick(SIZING, site, "qz", "hours.tsv",
+                        ["--hour-seconds", "0.5"])
     every = [r for r in rows if r["pass"] == "all"]
     sized = [r for r in rows if r["pass"] == "sized"]
     assert len(every) == len(sized) == 24
