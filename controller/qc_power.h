@@ -1,7 +1,7 @@
 /* Licensed under the Apache License, Version 2.0. */
 
 /*
- * The server's power draw, for capacity planning (issue #13, Tsai et al.
+ * The server's power draw, for capacity planning (Tsai et al.
  * §7.5): measured by RAPL (powercap in sysfs) where the machine has it,
  * else the admin's linear model (QosCtlPowerModel idle max) on the
  * whole machine's CPU utilization, else none.  The RAPL counters are

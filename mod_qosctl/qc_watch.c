@@ -13,6 +13,7 @@
  */
 
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "httpd.h"
@@ -39,6 +40,29 @@ APLOG_USE_MODULE(qosctl);
  * stopped or suspended): count afresh rather than blame the child. */
 #define QC_WATCH_GAP_SEC 30
 
+double qc_hung_min_sec = QC_HUNG_MIN_SEC;
+static double qc_watch_extra_sec = QC_CONTROLLER_EXTRA_SEC;
+
+/*
+ * The tests shorten QC_HUNG_MIN_SEC and QC_CONTROLLER_EXTRA_SEC, so as
+ * to wait seconds rather than half a minute, through the environment
+ * of httpd's parent (root's: no User's script sets it), read as each
+ * supervisor starts: QOSCTL_TEST_HUNG_MIN_SEC,
+ * QOSCTL_TEST_CONTROLLER_EXTRA_SEC.  Never longer than the defaults.
+ */
+static double qc_watch_test_sec(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+    double d;
+
+    if (!v) {
+        return dflt;
+    }
+    d = strtod(v, &end);
+    return end != v && !*end && d >= 1.0 && d < dflt ? d : dflt;
+}
+
 static pid_t qc_watch_pid;              /* 0: none running */
 static apr_uint64_t qc_watch_born;      /* qc_mono_usec() of its start */
 /* Silence before this counts for nothing: our own looks had a gap, or
@@ -55,6 +79,10 @@ void qc_watch_started(pid_t pid)
 {
     qc_watch_pid = pid;
     if (!pid) {
+        qc_hung_min_sec = qc_watch_test_sec("QOSCTL_TEST_HUNG_MIN_SEC",
+                                            QC_HUNG_MIN_SEC);
+        qc_watch_extra_sec = qc_watch_test_sec(
+            "QOSCTL_TEST_CONTROLLER_EXTRA_SEC", QC_CONTROLLER_EXTRA_SEC);
         qc_watch_born = qc_watch_grace = qc_mono_usec();
     }
 }
@@ -81,7 +109,7 @@ static unsigned qc_watch_reason(apr_uint64_t now, apr_uint64_t *silent)
     apr_uint64_t from = beat > qc_watch_grace ? beat : qc_watch_grace;
     apr_interval_time_t quiet;
     double ctl_limit = qc_hung_after(qc_rt.main->period)
-                       + QC_CONTROLLER_EXTRA_SEC;
+                       + qc_watch_extra_sec;
 
     *silent = now > from ? now - from : 0;
     if (*silent > apr_time_from_sec(beat < qc_watch_born

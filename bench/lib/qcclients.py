@@ -1,4 +1,5 @@
-"""Client models: how load reaches the server (issue 34, item 2).  One
+"""Client models: how load reaches the server (real clients keep
+connections alive, retry, fetch pages, share a NAT address).  One
 function per model, each offering `rate` requests/s for `seconds` from
 the testbed's first client namespace (on the clients' CPU) and
 returning the same dict, normalize()'s, so that rows of every model are

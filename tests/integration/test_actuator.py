@@ -189,7 +189,7 @@ def test_pinned_level_serves_its_share_with_skewed_clients(server_factory):
 def test_random_clients_keep_their_tree_at_the_share_m_asks_for(
         server_factory):
     """1,000 addresses in random order at level 1.2: each client keeps
-    the tree its hash gives while the level is pinned (issue 34: a
+    the tree its hash gives while the level is pinned (a
     client keeps its tree while m stays put), and the share served
     from the top tree is 0.2 over the run.  What consistency costs:
     with no heavy client to balance on, the count strays as coin flips

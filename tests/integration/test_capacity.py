@@ -97,7 +97,7 @@ def test_capacity_adapts_down_when_attempts_are_dropped(apache):
     rep = qcharness.httperf("127.0.0.1", a.port, "/slow.cgi", rate=40,
                             num_conns=200, timeout=3, nice=19)
     assert rep["connections"] >= 1
-    wait_for(adapted, limit=10.0)
+    assert wait_for(adapted, limit=10.0), (capacity(a), seen, a.log())
     c = capacity(a)
     print("capacity %.1f req/s (served at most ~10/s, offered 40/s); "
           "highest drop ratio read %.3f; client errors %d" % (

@@ -231,7 +231,7 @@ def test_log_file_has_header_and_one_line_per_period_and_class(apache):
 
 
 def test_log_keeps_every_host_of_a_period(apache):
-    """Issue #11, finding 7: a period of many hosts with long names
+    """A period of many hosts with long names
     (here about 40 KB) is logged whole, one line per host and class, none
     cut; a fixed 8 KB buffer cut it."""
     hosts = ["h%02d-%s.example" % (i, "x" * 90) for i in range(80)]

@@ -5,7 +5,7 @@ their level (QOSCTL_LEVEL, X-QosCtl-Level) so that an application can
 degrade itself.
 
 Before, such requests never reached the module's translate_name hook:
-none was counted, degraded or rejected (#11, finding 1).
+none was counted, degraded or rejected.
 """
 
 import http.server

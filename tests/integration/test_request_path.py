@@ -137,7 +137,7 @@ def with_nat(requests, nat, every):
 @pytest.mark.parametrize("nat", [None, "10.77.0.1"],
                          ids=["clients", "clients-and-a-nat"])
 def test_pinned_level_moves_no_client(server_factory, nat):
-    """Issue 34, item 4: with QosCtlFixedLevel 1.5, 1,000 clients each
+    """Pinned: with QosCtlFixedLevel 1.5, 1,000 clients each
     ask twice, the controller's periods between the two (each publishes
     the threshold, marks the buckets of heavy keys and sets the class's
     balance to 0): not one client changes tree, whatever the counts
@@ -188,7 +188,7 @@ def test_pinned_level_moves_no_client(server_factory, nat):
 
 
 def test_a_connection_keeps_its_tree_where_its_key_is_split(server_factory):
-    """Issue 34, browser pages: one NAT address whose requests are split
+    """Browser pages: one NAT address whose requests are split
     between the trees at QosCtlFixedLevel 1.5 (its bucket marked heavy)
     still gets every request of one keep-alive connection from one tree,
     as a browser's page needs; the connections, not the requests, carry
@@ -255,7 +255,7 @@ class CgroupPlant:
 
 
 def test_steady_loop_moves_few_clients(server_factory):
-    """Issue 34, item 4, under the controller's own loop: 1,000 clients
+    """Under the controller's own loop: 1,000 clients
     ask in turn at 1,000 req/s, on a resource that a full reply costs
     0.9 ms of and a degraded one 0.3 ms, so the loop holds m near 1.47
     (U at the 0.58 bound).  While m holds within 0.01, at most 1% of
@@ -467,7 +467,7 @@ def _stamp_segment_version(pid, version):
 
 
 def test_graceful_restart_over_another_layout_starts_afresh(server_factory):
-    """Issue #11, finding 3: a segment whose layout stamp is not this
+    """A segment whose layout stamp is not this
     module's (an upgrade over a graceful restart) is never read: the
     counts start again, a line says why, and requests are served."""
     s = server_factory(TREES + "QosCtlFixedLevel 2\n").start()

@@ -2,8 +2,8 @@
 
 Chromium (headless) renders the page of a running server under some
 load: the chart of the last ten minutes has a line for the measured
-utilization and one per class for its level, and the page fits a
-1,280-pixel window.  A tenant whose .htaccess names qosctl-status (with
+utilization, drawn in its colour where the page puts it, and one per
+class for its level, and the page fits a 1,280-pixel window.  A tenant whose .htaccess names qosctl-status (with
 AllowOverride FileInfo) gets its own host's view, never the server's.
 """
 
@@ -41,6 +41,38 @@ document.getElementById("f").onload = function () {
 };
 </script></body></html>
 """
+
+
+# Where the chart's U line is drawn in a 1,280 x 900 window: points
+# along it in the window's pixels (the frame sits at its top left), and
+# its stroke colour, as the browser computes them.
+LINE_PROBE = """<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="/snapshot.html" style="width:1280px;height:900px;border:0">
+</iframe><pre id="out">pending</pre><script>
+document.getElementById("f").onload = function () {
+  var p = this.contentDocument.querySelector("path.qc-u");
+  var m = p.getScreenCTM(), n = p.getTotalLength(), pts = [];
+  for (var i = 0; i <= 60; i++) {
+    var q = p.getPointAtLength(n * i / 60);
+    var s = new DOMPoint(q.x, q.y).matrixTransform(m);
+    pts.push([s.x, s.y]);
+  }
+  document.getElementById("out").textContent = "line=" + JSON.stringify(
+    {stroke: getComputedStyle(p).stroke, points: pts}) + "=end";
+};
+</script></body></html>
+"""
+
+
+def rgb_pixels(png):
+    """(width, height, bytes of R, G, B a pixel, row by row)."""
+    out = subprocess.run(["convert", str(png), "-depth", "8", "rgb:-"],
+                         capture_output=True, timeout=60, check=True).stdout
+    head = png.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", head[16:24])
+    assert len(out) == 3 * w * h
+    return w, h, out
 
 
 def chromium(*args, timeout=90):
@@ -87,8 +119,10 @@ def loaded():
     port = qcharness.free_port()
     srv = Server(SITE.format(port=port), port=port)
     for tree in ("degraded", "full"):
-        with open(os.path.join(srv.docroot, tree, "probe.html"), "w") as f:
-            f.write(PROBE)
+        for name, text in (("probe.html", PROBE),
+                           ("line.html", LINE_PROBE)):
+            with open(os.path.join(srv.docroot, tree, name), "w") as f:
+                f.write(text)
     srv.start()
     try:
         qcharness.httperf("127.0.0.1", srv.port, uri="/1k.html", rate=150,
@@ -163,14 +197,45 @@ def test_chromium_draws_the_last_minutes_within_1280_pixels(loaded,
     width = int(out.split("scrollWidth=")[1].split("<")[0])
     assert width <= 1280, width
 
+    # The U line is drawn where the page puts it, in its colour: the
+    # browser's own geometry of one snapshot of the page, and the pixels
+    # of a screenshot of that same snapshot.
+    snapshot = page(loaded)
+    for tree in ("degraded", "full"):
+        with open(os.path.join(loaded.docroot, tree, "snapshot.html"),
+                  "w") as f:
+            f.write(snapshot)
+    out = chromium("--virtual-time-budget=10000", "--dump-dom",
+                   "http://127.0.0.1:%d/line.html" % loaded.sport)
+    line = json.loads(out.split("line=")[1].split("=end")[0])
+    stroke = tuple(int(v) for v in
+                   line["stroke"].strip("rgb()").split(","))
+    assert stroke == (0x1f, 0x77, 0xb4), line["stroke"]
     shot = tmp_path / "status.png"
-    chromium("--screenshot=%s" % shot, url)
+    chromium("--screenshot=%s" % shot,
+             "http://127.0.0.1:%d/snapshot.html" % loaded.sport)
     keep = os.environ.get("QOSCTL_SCREENSHOT")
     if keep:
         shutil.copy(shot, keep)
-    head = shot.read_bytes()[:24]
-    assert head[:8] == b"\x89PNG\r\n\x1a\n"
-    assert struct.unpack(">II", head[16:24]) == (1280, 900)
+    w, h, rgb = rgb_pixels(shot)
+    assert (w, h) == (1280, 900)
+
+    def near_stroke(x, y):
+        i = 3 * (y * w + x)
+        return sum(abs(a - b) for a, b in zip(rgb[i:i + 3], stroke)) < 90
+
+    pts = [(round(x), round(y)) for x, y in line["points"]]
+    assert all(0 <= x < w and 0 <= y < h for x, y in pts), pts
+    # Antialiased, 2 px wide: a pixel of its colour within 2 px.
+    hits = [any(near_stroke(min(max(x + dx, 0), w - 1),
+                            min(max(y + dy, 0), h - 1))
+                for dx in range(-2, 3) for dy in range(-2, 3))
+            for x, y in pts]
+    assert sum(hits) >= 0.9 * len(hits), list(zip(pts, hits))
+    # And not a page painted all over in it.
+    drawn = sum(near_stroke(x, y) for y in range(0, h, 2)
+                for x in range(0, w, 2))
+    assert 0 < drawn < 0.05 * (w * h / 4), drawn
 
 
 # -- scope: a tenant's .htaccess does not see the server ------------------

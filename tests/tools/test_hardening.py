@@ -1,5 +1,5 @@
 """Inputs that once gave a traceback, a figure of inf or nan, or went
-unchecked into a command (issue 35, and what tests/tools/fuzz found):
+unchecked into a command (found by review and by tests/tools/fuzz):
 each tool, run as the admin runs it, answers with one line on stderr
 and a non-zero exit."""
 

@@ -102,7 +102,7 @@ static void diag_msg(unsigned char *p, unsigned seq, unsigned short port,
 }
 
 /*
- * Finding 8 of issue #11: a last message whose length is not aligned
+ * A last message whose length is not aligned
  * leaves NLMSG_NEXT's remainder negative; cast to size_t it read on, into
  * whatever follows the reply in the buffer (here a message that would
  * add 1000 to the queue).

@@ -2,8 +2,8 @@
 
 /*
  * The controller's invariants on a simulated server whose sensor
- * saturates, whatever the model says (issue: control that holds on
- * every workload):
+ * saturates, whatever the model says (control must hold on every
+ * workload):
  *  (i)   measured U at or above the bound: quality goes down within a
  *        few periods, from any prior;
  *  (ii)  measured U well below the bound while degraded: quality comes
