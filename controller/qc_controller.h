@@ -253,6 +253,7 @@ typedef struct {
     /* The work waiting, seconds of the resource (< 0 unknown), and
      * refusing's gate on it (qc_be_mode.h). */
     double wait, wait_last;
+    double over_work;           /* qc_note_over's, s of the resource */
     double be_last;             /* best effort's level through the period
                                  * just read (normalized) */
     qc_refuse_gate_t refuse_gate;

@@ -210,12 +210,38 @@ static double qc_wait_at_lowest(const qc_ctl_t *ctl)
            + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
 }
 
+/*
+ * Work beyond what the resource as declared can do: a link declared
+ * below what its port carries (a bandwidth plan) queues nothing when
+ * the plan is exceeded, so the reading's excess over 1, past a capped
+ * sensor's noise (QC_CTL_OVER_NOISE), is the queue it would have; the
+ * spare of a reading under 1 drains it.  Seconds of the resource.
+ */
+static void qc_note_over(qc_ctl_t *ctl)
+{
+    double u = ctl->u_measured, t = ctl->cfg->period;
+
+    if (!(u >= 0.0)) {
+        return;
+    }
+    if (u > QC_CTL_OVER_NOISE) {
+        ctl->over_work += (u - 1.0) * t;
+    }
+    else if (u < 1.0) {
+        ctl->over_work = fmax(ctl->over_work - (1.0 - u) * t, 0.0);
+    }
+}
+
 /* Refusing's gate (qc_be_mode.h): the wait against QC_CTL_WAIT_PERIODS
  * periods. */
 static void qc_note_wait(qc_ctl_t *ctl)
 {
+    qc_note_over(ctl);
     ctl->wait_last = ctl->wait;
     ctl->wait = qc_wait_at_lowest(ctl);
+    if (ctl->over_work > 0.0) {
+        ctl->wait = fmax(ctl->wait, 0.0) + ctl->over_work;
+    }
     ctl->refuse_gate = ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
                        : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
                        ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
