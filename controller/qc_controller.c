@@ -163,7 +163,6 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     qc_overflow_init(&ctl->ovf);
     ctl->wait = ctl->wait_last = -1.0;
     ctl->be_last = 1.0;
-    ctl->refuse_gate = QC_REFUSE_UNKNOWN;
     ctl->sat.waiting_prev = -1.0;
     ctl->be_mode = QC_BE_TRACK;
     ctl->be_why = QC_BE_WHY_START;

@@ -256,7 +256,6 @@ typedef struct {
     double over_work;           /* qc_note_over's, s of the resource */
     double be_last;             /* best effort's level through the period
                                  * just read (normalized) */
-    qc_refuse_gate_t refuse_gate;
     qc_ctl_ticks_t tick;
     qc_ctl_capest_t cp;
     qc_ctl_dry_t dry;
@@ -317,6 +316,10 @@ static APR_INLINE qc_ctl_input_t qc_ctl_input(double dt, double u,
 
 /* One period. */
 void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in);
+
+/* Refusing's gate, from the period's wait against QC_CTL_WAIT_PERIODS
+ * periods (qc_be_mode.h). */
+qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
 
 /*
  * One tick within a period: dt seconds since the last tick, u_tick the

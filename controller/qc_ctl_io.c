@@ -167,7 +167,7 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
                                               &cfg->sensors[0])));
     }
     apr_atomic_set32(&q->warnings, ctl->warnings);
-    apr_atomic_set32(&q->refuse_gate, (apr_uint32_t)ctl->refuse_gate);
+    apr_atomic_set32(&q->refuse_gate, (apr_uint32_t)qc_ctl_refuse_gate(ctl));
     if (before != ctl->warnings) {
         qc_note_warnings(before, ctl->warnings);
     }

@@ -184,7 +184,7 @@ void qc_hold_up(qc_pi_t *pi, double before, double lowest, double ceiling)
  */
 double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest)
 {
-    if (ctl->refuse_gate != QC_REFUSE_LONG) {
+    if (qc_ctl_refuse_gate(ctl) != QC_REFUSE_LONG) {
         qc_pi_hold_floor(pi, lowest);
         return fmax(qc_pi_output(pi), lowest);
     }

@@ -85,6 +85,26 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
            ? (bytes / r + ctl->ovf.overhead) / ctl->link_bps : 0.0;
 }
 
+/* Seconds of the period a completion took, over every class; 0 none. */
+static double qc_mean_service(const qc_ctl_t *ctl)
+{
+    double served = 0.0;
+    unsigned i;
+
+    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
+        served += ctl->cls[i].r_served;
+    }
+    return served > 0.0 ? 1.0 / served : 0.0;
+}
+
+/* The link's backlog and the accept queues' connections at `per`
+ * seconds each, in seconds of the resource. */
+static double qc_queue_seconds(const qc_ctl_t *ctl, double per)
+{
+    return fmax(ctl->sent_backlog, 0.0)
+           + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+}
+
 /*
  * The work waiting, in seconds of the resource: the link's queue, and
  * the connections not yet accepted at a lowest-tree reply (on a link)
@@ -92,20 +112,12 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
  */
 static double qc_waiting_work(const qc_ctl_t *ctl)
 {
-    double served = 0.0, per = qc_lowest_reply_seconds(ctl);
-    unsigned i;
+    double per = qc_lowest_reply_seconds(ctl);
 
     if (ctl->sent_backlog < 0.0 && ctl->queued < 0) {
         return -1.0;
     }
-    for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
-        served += ctl->cls[i].r_served;
-    }
-    if (per <= 0.0) {
-        per = served > 0.0 ? 1.0 / served : 0.0;
-    }
-    return fmax(ctl->sent_backlog, 0.0)
-           + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+    return qc_queue_seconds(ctl, per > 0.0 ? per : qc_mean_service(ctl));
 }
 
 /*
@@ -174,7 +186,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
  */
 static double qc_wait_at_lowest(const qc_ctl_t *ctl)
 {
-    double r = 0.0, low = 0.0, served = 0.0, per;
+    double r = 0.0, low = 0.0, per;
     int measured = 1;
     unsigned i;
 
@@ -188,7 +200,6 @@ static double qc_wait_at_lowest(const qc_ctl_t *ctl)
             const qc_ctl_class_t *cl = qc_cls((qc_ctl_t *)ctl, i, k);
 
             r += cl->r;
-            served += cl->r_served;
             low += qc_class_util(ctl, cl, ctl->cfg->vs[i].levels, 1.0);
             measured &= !(cl->r > 0.0)
                         || qc_rls_tree_uncertainty(
@@ -201,13 +212,12 @@ static double qc_wait_at_lowest(const qc_ctl_t *ctl)
         if (!measured && ctl->queued > 0) {
             return -1.0;
         }
-        per = served > 0.0 ? 1.0 / served : 0.0;
+        per = qc_mean_service(ctl);
         if (r > 0.0 && low > 0.0) {
             per = fmin(per, low / r);
         }
     }
-    return fmax(ctl->sent_backlog, 0.0)
-           + (ctl->queued > 0 ? (double)ctl->queued * per : 0.0);
+    return qc_queue_seconds(ctl, per);
 }
 
 /*
@@ -232,8 +242,7 @@ static void qc_note_over(qc_ctl_t *ctl)
     }
 }
 
-/* Refusing's gate (qc_be_mode.h): the wait against QC_CTL_WAIT_PERIODS
- * periods. */
+/* The wait refusing reads (qc_be_mode.h), and the last one. */
 static void qc_note_wait(qc_ctl_t *ctl)
 {
     qc_note_over(ctl);
@@ -242,9 +251,13 @@ static void qc_note_wait(qc_ctl_t *ctl)
     if (ctl->over_work > 0.0) {
         ctl->wait = fmax(ctl->wait, 0.0) + ctl->over_work;
     }
-    ctl->refuse_gate = ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
-                       : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
-                       ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
+}
+
+qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl)
+{
+    return ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
+           : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
+           ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
 }
 
 /*

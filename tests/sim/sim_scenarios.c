@@ -73,6 +73,27 @@ static void why(verdict_t *v, int inv, const char *fmt, double a, double b)
 
 static int verbose_runs;
 
+/* The figures the summary gives, over every scenario judged: the share
+ * refused where the lowest tree pinned answered everything in time, the
+ * full-quality share of hosts within their contract, and premium's
+ * full-quality share and goodput over its goodput alone. */
+typedef struct {
+    double *v;
+    size_t n, cap;
+} series_t;
+
+static series_t refused_where_pinned_ok, guaranteed_full, premium_full,
+                premium_alone;
+
+static void series_add(series_t *s, double x)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->v = realloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->v[s->n++] = x;
+}
+
 
 static void show(const char *name, const sim_result_t *r)
 {
@@ -102,6 +123,10 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
         why(v, INV_GOOD, "%.2f of %.0f", v->ratio, best);
     }
     if (pinned.errors <= SIM_REFUSE_MAX * pinned.requests
+        && qc.requests > 0.0) {
+        series_add(&refused_where_pinned_ok, qc.refused / qc.requests);
+    }
+    if (pinned.errors <= SIM_REFUSE_MAX * pinned.requests
         && qc.refused > SIM_REFUSE_MAX * qc.requests) {
         why(v, INV_REFUSE, "%.4f of %.0f", qc.refused / qc.requests,
             qc.requests);
@@ -118,6 +143,9 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
                 offered += qc.pop[i].offered;
                 full += qc.pop[i].full;
             }
+        }
+        if (load <= sim_contract_share(sc, h) && offered > 0.0) {
+            series_add(&guaranteed_full, full / offered);
         }
         if (load <= sim_contract_share(sc, h) && offered > 0.0
             && full < SIM_FULL_MIN * offered) {
@@ -137,6 +165,10 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
 
             if (!(premium & (1u << i)) || !(p->served > 0.0)) {
                 continue;
+            }
+            series_add(&premium_full, p->full / p->served);
+            if (alone.pop[i].good > 0.0) {
+                series_add(&premium_alone, p->good / alone.pop[i].good);
             }
             if (p->full < SIM_FULL_MIN * p->served
                 || p->good < SIM_ALONE_MIN * alone.pop[i].good) {
@@ -213,6 +245,18 @@ static int cmp_double(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
 
     return x < y ? -1 : x > y;
+}
+
+/* "what: n, min, median, max" of a series, sorted in place. */
+static void series_print(const char *what, series_t *s)
+{
+    if (!s->n) {
+        printf("%s: none\n", what);
+        return;
+    }
+    qsort(s->v, s->n, sizeof(*s->v), cmp_double);
+    printf("%s: %zu, min %.4f, median %.4f, max %.4f\n", what, s->n,
+           s->v[0], s->v[s->n / 2], s->v[s->n - 1]);
 }
 
 int main(int argc, char **argv)
@@ -319,6 +363,12 @@ int main(int argc, char **argv)
     qsort(ratios, n, sizeof(*ratios), cmp_double);
     printf("goodput over the better fixed policy: min %.3f, median %.3f\n",
            ratios[0], ratios[n / 2]);
+    series_print("share refused where the lowest tree pinned served all "
+                 "in time", &refused_where_pinned_ok);
+    series_print("full-quality share of guaranteed hosts within contract",
+                 &guaranteed_full);
+    series_print("full-quality share of premium clients", &premium_full);
+    series_print("premium goodput over its goodput alone", &premium_alone);
     printf("failed:");
     for (k = 0; k < INV_N; k++) {
         printf(" %s %u,", inv_name[k], fails[k]);

@@ -745,7 +745,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
                 fprintf(sim_trace, "t %6.2f U %.3f wait %.3f m_b %.3f "
                         "%-10s %-7s", t, in.u, ctl.wait,
                         qc_pi_output(&ctl.be), qc_be_mode_name(ctl.be_mode),
-                        qc_refuse_gate_name(ctl.refuse_gate));
+                        qc_refuse_gate_name(qc_ctl_refuse_gate(&ctl)));
                 for (j = 0; j < sc->npops; j++) {
                     fprintf(sim_trace, " m%u %.2f", j,
                             sim_level(&s, &sc->pops[j]));

@@ -154,7 +154,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
         out.good += good / PERIODS;
         site_step(&s, &g, u, (apr_int64_t)(period + 10) * 1000000);
         out.modes |= 1u << g.ctl.be_mode;
-        out.gate |= 1u << g.ctl.refuse_gate;
+        out.gate |= 1u << qc_ctl_refuse_gate(&g.ctl);
         out.last = g.ctl.be_mode;
         out.at_zero += rig_level(&g) < 0.05;
         if (period >= PERIODS * 3 / 4) {
