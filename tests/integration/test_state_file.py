@@ -64,18 +64,25 @@ def write(tmp_path, text, uid=None, mode=0o644):
     return path
 
 
-@pytest.mark.parametrize("text,reason", [b[1:] for b in BAD],
-                         ids=[b[0] for b in BAD])
-def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
-                                                      text, reason):
-    a = apache("QosCtlStateFile %s\n" % write(tmp_path, text))
+def the_one_complaint(a, reason):
+    """After 8 periods, the error log's one line that the state file was
+    not used, naming reason."""
     assert qcharness.wait_for(
         lambda: a.status_json()["controller"]["periods"] >= 8)
     lines = [l for l in a.log().splitlines()
              if "QosCtlStateFile not used" in l]
     assert len(lines) == 1, a.log()
     assert reason in lines[0], (reason, lines[0])
-    assert lines[0].startswith("QC10061: "), lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("text,reason", [b[1:] for b in BAD],
+                         ids=[b[0] for b in BAD])
+def test_bad_state_file_is_reported_once_and_not_used(apache, tmp_path,
+                                                      text, reason):
+    a = apache("QosCtlStateFile %s\n" % write(tmp_path, text))
+    line = the_one_complaint(a, reason)
+    assert line.startswith("QC10061: "), line
     model = a.status_json()["model"]
     # Nearly idle: a stays near its default, far from the file's.
     assert model["a"] == pytest.approx(1e-4, rel=0.2), model
@@ -106,14 +113,9 @@ def test_state_file_others_may_write_is_not_used(apache, tmp_path, uid, mode,
                                                  reason):
     path = write(tmp_path, GOOD, uid=uid, mode=mode)
     a = apache("QosCtlStateFile %s\n" % path)
-    assert qcharness.wait_for(
-        lambda: a.status_json()["controller"]["periods"] >= 8)
-    lines = [l for l in a.log().splitlines()
-             if "QosCtlStateFile not used" in l]
-    assert len(lines) == 1, a.log()
-    assert reason in lines[0], (reason, lines[0])
-    assert "neither read nor written" in lines[0]
-    assert lines[0].startswith("QC10060: "), lines[0]
+    line = the_one_complaint(a, reason)
+    assert "neither read nor written" in line
+    assert line.startswith("QC10060: "), line
     assert a.status_json()["model"]["a"] == pytest.approx(1e-4, rel=0.2)
     assert a.get("/x.txt")[0] == 200
     # Not written either: the file is as its owner left it.
