@@ -30,12 +30,14 @@
 #define QC_CTL_DRAIN_PERIODS 3.0
 
 /* Is a class of a host that is not pinned served at the best-effort
- * level m (= m_b M)?  Best-effort hosts always are; a guaranteed class
- * when m is above its own loop's output (excess sharing, §5.3). */
-static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
-                        double m)
+ * level m (= m_b M)?  Best effort's basic clients always are; a class
+ * with a level of its own when m is above it: a guaranteed host's
+ * (excess sharing, §5.3) and best effort's premium (qc_be_premium). */
+static int qc_be_drives(const qc_ctl_vs_t *vs, int k,
+                        const qc_ctl_class_t *cl, double m)
 {
-    return !vs->guaranteed || qc_pi_output(&cl->pi) < m;
+    return (!vs->guaranteed && k == QC_CLASS_BASIC)
+           || qc_pi_output(&cl->pi) < m;
 }
 
 /*
@@ -44,8 +46,8 @@ static int qc_be_drives(const qc_ctl_vs_t *vs, const qc_ctl_class_t *cl,
  * whether that level drives it there (qc_be_drives).
  */
 typedef void (*qc_be_visit_fn)(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
-                               qc_ctl_class_t *cl, double m, int drives,
-                               void *arg);
+                               int k, qc_ctl_class_t *cl, double m,
+                               int drives, void *arg);
 
 static void qc_be_each(qc_ctl_t *ctl, double m_b, qc_be_visit_fn fn,
                        void *arg)
@@ -61,12 +63,12 @@ static void qc_be_each(qc_ctl_t *ctl, double m_b, qc_be_visit_fn fn,
         for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
-            fn(ctl, vs, cl, m, qc_be_drives(vs, cl, m), arg);
+            fn(ctl, vs, k, cl, m, qc_be_drives(vs, k, cl, m), arg);
         }
     }
 }
 
-static void qc_be_util_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+static void qc_be_util_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                            qc_ctl_class_t *cl, double m, int drives,
                            void *arg)
 {
@@ -93,7 +95,7 @@ typedef struct {
     double r;           /* arrivals/s */
 } qc_be_sum_t;
 
-static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                           qc_ctl_class_t *cl, double m, int drives,
                           void *arg)
 {
@@ -102,10 +104,10 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
     if (!drives) {
         return;                 /* its own loop is in force */
     }
-    /* A guaranteed class served at the best-effort level (excess
-     * sharing) is best effort's to hold: in its measurement and out of
-     * what its target leaves for the guarantees. */
-    if (vs->guaranteed) {
+    /* A class with a level of its own served at the best-effort level
+     * (excess sharing) is best effort's to hold: in its measurement and
+     * out of what its target leaves for the guarantees and premium. */
+    if (vs->guaranteed || k == QC_CLASS_PREMIUM) {
         sum->u_guaranteed -= qc_held(cl, cl->u);
     }
     sum->u += cl->u;
@@ -119,7 +121,7 @@ typedef struct {
     double low, refused;
 } qc_be_floor_t;
 
-static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                             qc_ctl_class_t *cl, double m, int drives,
                             void *arg)
 {
@@ -129,6 +131,64 @@ static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
         f->low += qc_class_util(ctl, cl, vs->levels, 1.0);
         f->refused += qc_class_util(ctl, cl, vs->levels, 0.0);
     }
+}
+
+/* Calibrated utilization of class k of every best-effort host at the
+ * normalized level m_b. */
+typedef struct {
+    qc_ctl_t *ctl;
+    int k;
+} qc_be_class_arg_t;
+
+static double qc_be_class_util(double m_b, void *arg)
+{
+    const qc_be_class_arg_t *a = arg;
+    const qc_ctl_config_t *cfg = a->ctl->cfg;
+    double u = 0.0;
+    unsigned i;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+
+        if (!vs->guaranteed && !vs->fixed) {
+            u += qc_class_util(a->ctl, qc_cls(a->ctl, i, a->k), vs->levels,
+                               m_b * vs->levels);
+        }
+    }
+    return u;
+}
+
+/*
+ * Best effort's premium clients are served first, as a guaranteed
+ * host's are (paper §5.2): at the highest level whose calibrated load
+ * fits best effort's target less what refusing all its basic clients
+ * costs, and never below the lowest tree, so that basic is refused
+ * first.  Sets each premium class's own level and target; returns the
+ * load held for them, which basic's loop leaves alone.
+ */
+double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_be_class_arg_t prem = { ctl, QC_CLASS_PREMIUM };
+    qc_be_class_arg_t basic = { ctl, QC_CLASS_BASIC };
+    double lowest = 1.0 / qc_min_levels(ctl), target, m_p, held = 0.0;
+    unsigned i;
+
+    target = qc_target_best_effort(&ctl->model, cfg->bound, u_guaranteed)
+             - qc_be_class_util(0.0, &basic);
+    m_p = qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0,
+                       target > 0.0 ? target : 0.0);
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+        qc_ctl_class_t *cl = qc_cls(ctl, i, QC_CLASS_PREMIUM);
+
+        if (!vs->guaranteed && !vs->fixed) {
+            cl->u_target = target > 0.0 ? target : 0.0;
+            qc_pi_init(&cl->pi, vs->levels, m_p * vs->levels);
+            held += qc_held(cl, cl->u);
+        }
+    }
+    return held;
 }
 
 /*
@@ -465,10 +525,16 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
     return ctl->be_last;
 }
 
-/* A best-effort class at the best-effort level m_b (of [0, 1]). */
-void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+/* A best-effort host's class k at the best-effort level m_b (of
+ * [0, 1]); premium at its own level when that is higher. */
+void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                  qc_ctl_class_t *cl, double m_b)
 {
+    if (k == QC_CLASS_PREMIUM) {
+        cl->m_applied = qc_share_level(qc_pi_output(&cl->pi), m_b,
+                                       vs->levels);
+        return;
+    }
     cl->u_target = ctl->be_target;
     cl->m_applied = m_b * vs->levels;
     qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
@@ -537,7 +603,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
             if (!vs->guaranteed) {
-                qc_be_apply(ctl, vs, cl, lowest);
+                qc_be_apply(ctl, vs, k, cl, lowest);
             }
             else if (cl->m_applied > qc_pi_output(&cl->pi)) {
                 /* excess sharing gives back what best effort lent */

@@ -413,6 +413,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
             u_guaranteed += qc_guaranteed_targets(ctl, i);
         }
     }
+    u_guaranteed += qc_be_premium(ctl, u_guaranteed);
     m_b = qc_best_effort(ctl, u_guaranteed);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
@@ -427,7 +428,7 @@ void qc_ctl_policy(qc_ctl_t *ctl)
                 cl->m_applied = qc_guaranteed_loop(ctl, vs, cl, m_b);
             }
             else {
-                qc_be_apply(ctl, vs, cl, m_b);
+                qc_be_apply(ctl, vs, k, cl, m_b);
             }
         }
     }

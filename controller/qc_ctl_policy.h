@@ -105,8 +105,9 @@ double qc_arrivals(const qc_ctl_t *ctl);
 
 /* qc_ctl_besteffort.c */
 void qc_be_to_lowest(qc_ctl_t *ctl, double lowest);
+double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed);
 double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed);
-void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
+void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                  qc_ctl_class_t *cl, double m_b);
 
 #endif /* QC_CTL_POLICY_H */

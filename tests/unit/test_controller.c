@@ -379,6 +379,41 @@ START_TEST(test_differentiation_without_best_effort)
 END_TEST
 
 /*
+ * The same clients on a best-effort host: premium is served first
+ * there too (qc_be_premium), at the top while its load fits what best
+ * effort may take, and basic alone is degraded to hold the bound.
+ */
+START_TEST(test_premium_first_on_a_best_effort_host)
+{
+    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
+    plant_t basic = PLANT(0.0, 4096.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    double u = 0.0, tail = 0.0, m_p, m_b;
+    int period;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (period = 1; period <= 60; period++) {
+        basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
+        u = shop_period(q, &prem, &basic);
+        qc_test_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
+        if (period > 40) {
+            tail += u / 20.0;
+        }
+    }
+    m_p = qc_level_from_fx(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx);
+    m_b = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
+    printf("premium first on best effort: U %.3f, premium m %.3f, "
+           "basic m %.3f\n", tail, m_p, m_b);
+    ck_assert(m_p == 2.0);
+    ck_assert(m_b < 1.9);
+    ck_assert(tail < 0.9 * 1.1);
+}
+END_TEST
+
+/*
  * The same host, then a background that saturates the resource while
  * the host is idle (invariant (v)): when its traffic comes back with the
  * resource still saturated, no class of it is degraded, guaranteed
@@ -549,6 +584,7 @@ int main(void)
         test_pinned_level_is_corrected_and_resumed,
         test_surge_rate,
         test_differentiation_without_best_effort,
+        test_premium_first_on_a_best_effort_host,
         test_saturating_background_holds_every_class,
         test_accept_queue_counts_waiting_arrivals,
         test_excess_sharing_step_rejects_nobody
