@@ -133,26 +133,6 @@ static int qc_check_fixed(apr_pool_t *ptemp, server_rec *s,
 }
 
 /*
- * Premium and basic clients get separate levels only on a guaranteed
- * host, whose loops run per class; a best-effort host's one level is
- * shared by both classes, so there the list changes nothing.  A
- * warning, not an error: the list may be inherited from the main server
- * by hosts it was not written for.
- */
-static void qc_check_premium(apr_pool_t *ptemp, server_rec *s,
-                             const qc_server_conf *c)
-{
-    if (!c->guaranteed && c->premium->nelts) {
-        ap_log_error(APLOG_MARK, APLOG_STARTUP | APLOG_WARNING, 0, s,
-                     QC_LOGNO(10005)
-                     "QosCtlPremiumAddress has no effect on %s: it is a "
-                     "best-effort host (no QosCtlGuarantee), where premium "
-                     "and basic clients get the same level",
-                     qc_server_key(ptemp, s));
-    }
-}
-
-/*
  * Capacity planning (paper §5.1): the guarantees must fit under the
  * bound by the model known now, or some host's guarantee is a promise
  * the machine cannot keep.
@@ -366,7 +346,6 @@ int qc_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         ok &= qc_check_trees(ptemp, v, c);
         ok &= qc_check_fixed(ptemp, v, c);
-        qc_check_premium(ptemp, v, c);
     }
     ok &= qc_check_capacity(ptemp, s, g);
     ok &= qc_check_file(ptemp, s, "QosCtlLog", g->log_path);
