@@ -95,11 +95,21 @@ static void series_add(series_t *s, double x)
 }
 
 
-static void show(const char *name, const sim_result_t *r)
+static void show(const char *name, const sim_result_t *r,
+                 unsigned npops)
 {
+    unsigned i;
+
     printf("  %-7s good %8.0f requests %8.0f refused %7.0f errors %7.0f "
            "U %.2f m_min %.2f\n", name, r->good, r->requests, r->refused,
            r->errors, r->u_mean, r->m_min);
+    for (i = 0; i < npops; i++) {
+        const sim_pop_result_t *p = &r->pop[i];
+
+        printf("    pop %u offered %8.0f served %8.0f full %8.0f "
+               "refused %7.0f errors %7.0f good %8.0f\n", i, p->offered,
+               p->served, p->full, p->refused, p->errors, p->good);
+    }
 }
 
 /*
@@ -142,9 +152,9 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
     sim_run(sc, SIM_PINNED, ~0u, &pinned);
     sim_run(sc, SIM_QOSCTL, ~0u, &qc);
     if (verbose_runs) {
-        show("plain", &plain);
-        show("pinned", &pinned);
-        show("qosctl", &qc);
+        show("plain", &plain, sc->npops);
+        show("pinned", &pinned, sc->npops);
+        show("qosctl", &qc, sc->npops);
     }
     best = plain.good > pinned.good ? plain.good : pinned.good;
     v->ratio = best > 0.0 ? qc.good / best : 1.0;
