@@ -131,7 +131,6 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
                               * QC_NCLASSES + 1);
     qc_ctl_init_model(ctl);
     qc_calib_init(&ctl->calib);
-    qc_ceiling_init(&ctl->ceiling);
     qc_ctl_capacity_init(ctl);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];

@@ -23,7 +23,6 @@
 #include "qc_sensors.h"
 #include "qc_backlog.h"
 #include "qc_calib.h"
-#include "qc_ceiling.h"
 #include "qc_overflow.h"
 #include "qc_spread.h"
 #include "qc_capacity.h"
@@ -243,7 +242,6 @@ typedef struct {
     qc_be_mode_t be_mode;       /* its mode this period, and why */
     qc_be_why_t be_why;
     double be_target;
-    qc_ceiling_t ceiling;       /* best effort's, qc_ceiling.h */
     /* Best effort's arrivals/s at the last period and their change then
      * (qc_be_trend), 0 before any. */
     double be_r_prev, be_dr_prev;

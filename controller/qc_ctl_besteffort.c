@@ -438,16 +438,6 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
         target = target > 0.0 ? target : 0.0;
     }
-    /* m_b was in force all through the period just read.  A loop
-     * holding a bound near the saturation mark reads over it now and
-     * then by chance: no slope to cap the way up with (doc/control.md,
-     * "Up moves"). */
-    if (!ctl->tick.valved
-        && !(saturated
-             && QC_PI_SATURATED - target <= QC_CTL_HELD_BAND * target
-             && qc_was_holding(ctl, target, m_b))) {
-        qc_ceiling_observe(&ctl->ceiling, m_b, ctl->u_measured, sum.r);
-    }
     if (sum.gain <= 0.0) {
         sum.gain = QC_PI_GAIN_MIN;
     }
@@ -503,9 +493,7 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
         ctl->be_why = QC_BE_WHY_VALVE;
     }
     if (qc_pi_output(&ctl->be) > m_b && !restored) {
-        qc_hold_up(&ctl->be, m_b, lowest,
-                   qc_ceiling_cap(&ctl->ceiling, m_b, ctl->u_measured,
-                                  cfg->bound - (ctl->be_target - target)));
+        qc_hold_up(&ctl->be, m_b, lowest);
     }
     /* Refusing asks the target for the offered load, not the drain's:
      * a queue left by an overshoot is no load the lowest tree cannot

@@ -162,19 +162,11 @@ void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
     }
 }
 
-/*
- * The one limit on a loop's way up (doc/control.md, "Up moves"): from
- * `before`, the up limit, and no higher than `ceiling` (best effort's;
- * < 0: none), which never holds a loop under where it was.
- */
-void qc_hold_up(qc_pi_t *pi, double before, double lowest, double ceiling)
+/* The one limit on a loop's way up (doc/control.md, "Up moves"): the
+ * up limit from `before`. */
+void qc_hold_up(qc_pi_t *pi, double before, double lowest)
 {
-    double cap = qc_pi_up_limit(before, lowest, lowest);
-
-    if (ceiling >= 0.0) {
-        cap = fmin(cap, fmax(ceiling, before));
-    }
-    qc_pi_hold_ceiling(pi, cap);
+    qc_pi_hold_ceiling(pi, qc_pi_up_limit(before, lowest, lowest));
 }
 
 /*

@@ -59,7 +59,7 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
                    ctl->cfg->gain_margin, applied);
     }
-    qc_hold_up(&cl->pi, own, 1.0, -1.0);
+    qc_hold_up(&cl->pi, own, 1.0);
     qc_reject_saving(ctl, cl, vs->levels, &r, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0, ctl->cfg->bound,
                              qc_reject_helps(ctl, r, u0, u1, cl->u_target,

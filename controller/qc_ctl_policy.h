@@ -91,7 +91,7 @@ int qc_ctl_jump(const qc_ctl_t *ctl, qc_pi_t *pi, double target,
 void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
                               double before, double lowest,
                               double limit, int helps);
-void qc_hold_up(qc_pi_t *pi, double before, double lowest, double ceiling);
+void qc_hold_up(qc_pi_t *pi, double before, double lowest);
 double qc_refusing_level(const qc_ctl_t *ctl, qc_pi_t *pi, double lowest);
 void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                       unsigned levels, double *r, double *u0,

@@ -29,6 +29,5 @@ void qc_ctl_rescale(qc_ctl_t *ctl, double s)
     qc_scale_reading(&ctl->floor_cur, s);
     qc_scale_reading(&ctl->floor_prev, s);
     /* A level that saturated the old capacity says nothing of the new. */
-    qc_ceiling_init(&ctl->ceiling);
     qc_ctl_capacity_rescale(ctl, s);
 }

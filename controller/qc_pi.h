@@ -176,8 +176,8 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
  */
 void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 
-/* Lower the output to at most ceiling (qc_ceiling.h), keeping the
- * loop's state. */
+/* Lower the output to at most ceiling (the up limit: qc_hold_up),
+ * keeping the loop's state. */
 void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
 
 /*

@@ -410,7 +410,8 @@ int main(int argc, char **argv)
                  "in time", &refused_where_pinned_ok);
     series_print("full-quality share of guaranteed hosts within contract",
                  &guaranteed_full);
-    series_print("full-quality share of premium clients that fit", &premium_full);
+    series_print("full-quality share of premium clients that fit",
+                 &premium_full);
     series_print("premium goodput over its goodput alone", &premium_alone);
     printf("failed:");
     for (k = 0; k < INV_N; k++) {

@@ -239,8 +239,8 @@ START_TEST(test_held_bound_is_no_valve)
            0.5 * (tail[29] + tail[30]));
     ck_assert_int_eq(valved, 0);
     ck_assert(fabs(tail_u - 0.9) < 0.1);
-    /* Nor a ceiling (doc/control.md, "Up moves"): with one, median 0.841,
-     * the loop pinned under each chance saturation for 10 periods. */
+    /* Nor is the loop pinned under each chance saturation: its median
+     * holds near the bound. */
     ck_assert(0.5 * (tail[29] + tail[30]) > 0.86);
 }
 END_TEST
