@@ -12,7 +12,7 @@
 
 #include <math.h>
 
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 
 /* Background load is there at every instant, so it is at most the

@@ -50,7 +50,7 @@
 
 #include <math.h>
 
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 
 /* An unmeasured tree costs this share of the one above it. */

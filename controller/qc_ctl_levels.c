@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 
 /* A load the lowest tree cannot carry, measured (qc_overflow.h). */
@@ -167,6 +167,14 @@ void qc_no_reject_below_bound(const qc_ctl_t *ctl, qc_pi_t *pi,
 void qc_hold_up(qc_pi_t *pi, double before, double lowest)
 {
     qc_pi_hold_ceiling(pi, qc_pi_up_limit(before, lowest, lowest));
+}
+
+/* Refusing's gate (qc_be_mode.h): how the period's wait stands. */
+qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl)
+{
+    return ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
+           : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
+           ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
 }
 
 /*

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 #include "qc_surge.h"
 
@@ -251,13 +251,6 @@ static void qc_note_wait(qc_ctl_t *ctl)
     if (ctl->over_work > 0.0) {
         ctl->wait = fmax(ctl->wait, 0.0) + ctl->over_work;
     }
-}
-
-qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl)
-{
-    return ctl->wait < 0.0 ? QC_REFUSE_UNKNOWN
-           : ctl->wait > QC_CTL_WAIT_PERIODS * ctl->cfg->period
-           ? QC_REFUSE_LONG : QC_REFUSE_SHORT;
 }
 
 /*

@@ -4,7 +4,7 @@
  * What the controller's own files share (not for the module).  A period
  * is split into sensing (qc_ctl_sense.c: counters to rates), the fit
  * (qc_ctl_model.c), the decisions (qc_ctl_policy.c and the files of
- * qc_ctl_policy.h: a pure function of those rates, the sensor reading
+ * qc_decide.h: a pure function of those rates, the sensor reading
  * and the loop state) and output (qc_ctl_io.c: publishing, the log,
  * the state file); qc_controller.c runs them in that order, and
  * qc_ctl_run.c, the main loop, times the periods and the ticks.

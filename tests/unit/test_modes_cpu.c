@@ -17,7 +17,7 @@
 
 #include "qc_test.h"
 #include "qc_test_ctl.h"
-#include "qc_ctl_policy.h"
+#include "qc_decide.h"
 #include "cpu_plant.h"
 #include "modes_rec.h"
 

@@ -11,8 +11,8 @@
  * doc/control.md.
  */
 
-#ifndef QC_CTL_POLICY_H
-#define QC_CTL_POLICY_H
+#ifndef QC_DECIDE_H
+#define QC_DECIDE_H
 
 #include "qc_ctl_private.h"
 #include "qc_be_mode.h"
@@ -110,4 +110,4 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed);
 void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
                  qc_ctl_class_t *cl, double m_b);
 
-#endif /* QC_CTL_POLICY_H */
+#endif /* QC_DECIDE_H */
