@@ -160,9 +160,10 @@ static double qc_be_class_util(double m_b, void *arg)
 
 /*
  * Best effort's premium clients are served first, as a guaranteed
- * host's are (paper §5.2): at the highest level whose calibrated load
- * fits best effort's target less what refusing all its basic clients
- * costs, and never below the lowest tree, so that basic is refused
+ * host's are (paper §5.2, qc_target_premium): at the highest level
+ * whose calibrated load fits best effort's target less what refusing
+ * all its basic clients costs, or at the top where that load fits the
+ * target alone; never below the lowest tree, so that basic is refused
  * first.  Sets each premium class's own level and target; returns the
  * load held for them, which basic's loop leaves alone.
  */
@@ -171,19 +172,22 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_be_class_arg_t prem = { ctl, QC_CLASS_PREMIUM };
     qc_be_class_arg_t basic = { ctl, QC_CLASS_BASIC };
-    double lowest = 1.0 / qc_min_levels(ctl), target, m_p, held = 0.0;
+    double lowest = 1.0 / qc_min_levels(ctl), share, full, target, m_p;
+    double held = 0.0;
     unsigned i;
 
-    target = qc_target_best_effort(&ctl->model, cfg->bound, u_guaranteed)
-             - qc_be_class_util(0.0, &basic);
-    m_p = qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0,
-                       target > 0.0 ? target : 0.0);
+    share = qc_target_best_effort(&ctl->model, cfg->bound, u_guaranteed);
+    full = qc_be_class_util(1.0, &prem);
+    target = share - qc_be_class_util(0.0, &basic);
+    target = full <= share && full > target ? full
+             : target > 0.0 ? target : 0.0;
+    m_p = qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0, target);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
         qc_ctl_class_t *cl = qc_cls(ctl, i, QC_CLASS_PREMIUM);
 
         if (!vs->guaranteed && !vs->fixed) {
-            cl->u_target = target > 0.0 ? target : 0.0;
+            cl->u_target = target;
             qc_pi_init(&cl->pi, vs->levels, m_p * vs->levels);
             held += qc_held(cl, cl->u);
         }

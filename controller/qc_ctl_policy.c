@@ -32,7 +32,9 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
     double k = ctl->calib.k;
     double ustar = k * qc_target_guarantee(&ctl->model, vs->rmax, vs->wmax);
 
-    prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r);
+    prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r,
+                                       qc_class_util(ctl, prem, vs->levels,
+                                                     vs->levels));
     basic->u_target = qc_target_basic(ustar, prem->u);
     return qc_held(prem, prem->u) + qc_held(basic, basic->u);
 }

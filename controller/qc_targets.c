@@ -23,9 +23,11 @@ double qc_model_util(const qc_model_t *mod, double r_served, double w,
 }
 
 double qc_target_premium(const qc_model_t *mod, double u_star,
-                         double r_basic)
+                         double r_basic, double u_full)
 {
-    return at_least_zero(u_star - mod->c * r_basic);
+    double u = at_least_zero(u_star - mod->c * r_basic);
+
+    return u_full <= u_star && u_full > u ? u_full : u;
 }
 
 double qc_target_basic(double u_star, double u_premium)

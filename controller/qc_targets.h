@@ -37,9 +37,13 @@ double qc_model_util(const qc_model_t *mod, double r_served, double w,
  * Premium target of a guaranteed server (§5.2): its share u_star less
  * the cost of rejecting all current requests of its basic class,
  * c r_basic (r_basic: the basic class's offered rate); at least 0.
+ * Premium first: where premium's load at full quality, u_full, fits the
+ * share, its target is at least that, whatever basic's 503s cost (a
+ * flood of basic clients would otherwise degrade a premium class that
+ * is a small part of the load, and degrading it saves next to nothing).
  */
 double qc_target_premium(const qc_model_t *mod, double u_star,
-                         double r_basic);
+                         double r_basic, double u_full);
 
 /* Basic target: u_star less the premium class's current model
  * utilization (qc_model_util() of premium); at least 0. */

@@ -34,9 +34,15 @@ START_TEST(test_premium_basic)
     double u_prem = qc_model_util(&mod, 500.0, 1e7, 100.0);
 
     /* Premium: U* less the cost of rejecting all basic requests. */
-    assert_near(qc_target_premium(&mod, u_star, 2000.0), 0.26 - 0.08);
-    assert_near(qc_target_premium(&mod, u_star, 0.0), 0.26);
-    assert_near(qc_target_premium(&mod, u_star, 10000.0), 0.0);
+    assert_near(qc_target_premium(&mod, u_star, 2000.0, 1.0), 0.26 - 0.08);
+    assert_near(qc_target_premium(&mod, u_star, 0.0, 1.0), 0.26);
+    assert_near(qc_target_premium(&mod, u_star, 10000.0, 1.0), 0.0);
+    /* Premium first: a premium load that fits U* at full quality keeps
+     * it, whatever rejecting basic would cost; one that does not gets
+     * the paper's target. */
+    assert_near(qc_target_premium(&mod, u_star, 10000.0, 0.1), 0.1);
+    assert_near(qc_target_premium(&mod, u_star, 2000.0, 0.1), 0.26 - 0.08);
+    assert_near(qc_target_premium(&mod, u_star, 2000.0, 0.3), 0.26 - 0.08);
     /* Basic: what premium leaves of U*. */
     assert_near(qc_target_basic(u_star, u_prem), 0.26 - 0.134);
     assert_near(qc_target_basic(u_star, 0.0), 0.26);
