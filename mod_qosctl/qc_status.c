@@ -8,9 +8,9 @@
  * qc_status_view.c.  Also a short section in mod_status's page.
  * "SetHandler qosctl-host-status" shows the same for the virtual server
  * that serves the request alone, and nothing server-wide: what a hosting
- * provider can open to that host's tenant.  qosctl-status shows that
- * much too where a tenant could reach it in the server's name
- * (qc_server_scope_allowed).
+ * provider can open to that host's tenant.  Either handler set at server
+ * level answers on the main server only (qc_where_allowed): a virtual
+ * host's page is one its own <VirtualHost> asks for.
  */
 
 #include "httpd.h"
@@ -35,7 +35,8 @@ typedef enum {
     QC_SET_HOST                 /* in the <VirtualHost> of host s */
 } qc_set_where_e;
 
-static int qc_is_status_sethandler(const ap_directive_t *d)
+static int qc_is_status_sethandler(const ap_directive_t *d,
+                                   const char *handler)
 {
     const char *a = d->args;
     size_t n = strlen(a);
@@ -47,7 +48,7 @@ static int qc_is_status_sethandler(const ap_directive_t *d)
         a++;
         n -= 2;
     }
-    return n == 13 && !strncasecmp(a, "qosctl-status", n);
+    return n == strlen(handler) && !strncasecmp(a, handler, n);
 }
 
 /*
@@ -60,13 +61,14 @@ static int qc_is_status_sethandler(const ap_directive_t *d)
 static qc_set_where_e qc_conf_sets_status(const ap_directive_t *d,
                                           const ap_directive_t *vhost,
                                           const char *file, int line,
+                                          const char *handler,
                                           const server_rec *s)
 {
     for (; d; d = d->next) {
         qc_set_where_e in;
 
         if (d->line_num == line && d->filename && !strcmp(d->filename, file)
-            && qc_is_status_sethandler(d)) {
+            && qc_is_status_sethandler(d, handler)) {
             if (!vhost) {
                 return QC_SET_SERVER;
             }
@@ -78,7 +80,7 @@ static qc_set_where_e qc_conf_sets_status(const ap_directive_t *d,
         }
         in = qc_conf_sets_status(d->first_child,
                                  !strcasecmp(d->directive, "<VirtualHost")
-                                 ? d : vhost, file, line, s);
+                                 ? d : vhost, file, line, handler, s);
         if (in != QC_SET_NOWHERE) {
             return in;
         }
@@ -86,44 +88,55 @@ static qc_set_where_e qc_conf_sets_status(const ap_directive_t *d,
     return QC_SET_NOWHERE;
 }
 
+/* What a status handler may show for a request. */
+typedef enum {
+    QC_SCOPE_NONE,              /* 404: a host that did not ask for it */
+    QC_SCOPE_HOST,              /* the host that serves the request */
+    QC_SCOPE_SERVER             /* every host, the model, the controller */
+} qc_scope_e;
+
 /*
- * Whether the whole server's status may be shown here.  The SetHandler
- * in effect must be one of httpd's configuration, not a tenant's
- * .htaccess (AllowOverride FileInfo allows SetHandler and RewriteRule's
- * H=, so the handler's name alone proves nothing): the expression core
- * keeps for SetHandler says where it was written, and httpd keeps its
- * parsed configuration, which no .htaccess is part of.  And a
- * SetHandler at server level is in every virtual host, a tenant's too,
- * whose scripts reach it over loopback with their own Host header: it
- * shows the whole server on the main server alone.  A host whose own
- * <VirtualHost> names qosctl-status is one the admin chose.
+ * What the status handler in effect (qosctl-status, or qosctl-host-status
+ * when host) may show here.  A SetHandler at server level is in every
+ * virtual host, a tenant's too, whose scripts reach any host over
+ * loopback with the Host header they like and pass "Require local": it
+ * answers on the main server alone, and a virtual host answers only
+ * where its own <VirtualHost> sets the handler (a host the admin chose:
+ * the whole server for qosctl-status, that host for
+ * qosctl-host-status).  The SetHandler in effect must be one of httpd's
+ * configuration: the expression core keeps for SetHandler says where it
+ * was written, and httpd keeps its parsed configuration, which no
+ * .htaccess is part of.  Set elsewhere (a tenant's .htaccess: SetHandler,
+ * AddHandler, RewriteRule's H=), it shows the host that serves the
+ * request, the tenant's own figures, and nothing server-wide.
  */
-static int qc_server_scope_allowed(request_rec *r)
+static qc_scope_e qc_where_allowed(request_rec *r, int host)
 {
     const core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
     const ap_expr_info_t *e = d ? d->expr_handler : NULL;
+    const char *handler = host ? "qosctl-host-status" : "qosctl-status";
     qc_set_where_e where;
 
     where = e && e->filename
             ? qc_conf_sets_status(ap_conftree, NULL, e->filename,
-                                  (int)e->line_number, r->server)
+                                  (int)e->line_number, handler, r->server)
             : QC_SET_NOWHERE;
     if (where == QC_SET_NOWHERE) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, QC_LOGNO(10100)
-                      "QosCtl: qosctl-status is not set by SetHandler in httpd's "
+                      "QosCtl: %s is not set by SetHandler in httpd's "
                       "configuration here (an .htaccess?): showing this "
-                      "host only");
-        return 0;
+                      "host only", handler);
+        return QC_SCOPE_HOST;
     }
     if (where == QC_SET_SERVER && r->server->is_virtual) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, QC_LOGNO(10101)
-                      "QosCtl: qosctl-status is set at server level and this is a "
-                      "virtual host: showing this host only (the whole "
-                      "server shows on the main server, or where a "
-                      "<VirtualHost> sets the handler itself)");
-        return 0;
+                      "QosCtl: %s is set at server level and this is a "
+                      "virtual host: not found (it answers on the main "
+                      "server, or where a <VirtualHost> sets the handler "
+                      "itself)", handler);
+        return QC_SCOPE_NONE;
     }
-    return 1;
+    return host ? QC_SCOPE_HOST : QC_SCOPE_SERVER;
 }
 
 int qc_status_handler(request_rec *r)
@@ -136,8 +149,15 @@ int qc_status_handler(request_rec *r)
     if (!host && strcmp(r->handler, "qosctl-status")) {
         return DECLINED;
     }
-    if (!host && !qc_server_scope_allowed(r)) {
-        host = narrowed = 1;
+    switch (qc_where_allowed(r, host)) {
+    case QC_SCOPE_NONE:
+        return HTTP_NOT_FOUND;
+    case QC_SCOPE_HOST:
+        narrowed = !host;
+        host = 1;
+        break;
+    case QC_SCOPE_SERVER:
+        break;
     }
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET) {

@@ -72,6 +72,24 @@ def qosctl_user():
                             "--only-if-empty", DEFAULT_USER], check=False)
 
 
+# What kill(2) says to the User: the errno's name, or "sent".
+KILL = ("import errno, os, signal, sys\n"
+        "try:\n"
+        "    os.kill(int(sys.argv[1]), getattr(signal, sys.argv[2]))\n"
+        "    print('sent')\n"
+        "except OSError as e:\n"
+        "    print(errno.errorcode[e.errno])\n")
+
+
+def signal_as_user(pid, sig):
+    """kill(pid, sig) by a process of httpd's User, as its scripts run."""
+    p = subprocess.run(["runuser", "-u", qcharness.run_user(), "--",
+                        "/usr/bin/python3", "-c", KILL, str(pid), sig],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
 @pytest.fixture
 def apache(site_factory):
     def make(extra="", **kw):
@@ -99,11 +117,12 @@ def test_controller_runs_as_qosctl_by_default(qosctl_user, apache):
     assert warnings(out) == [], out
     ctl, sup = started(a)
     assert uid_of(ctl) == uid_of(sup) == qosctl_user.pw_uid
-    for pid in (sup, ctl):
-        stop = subprocess.run(["runuser", "-u", qcharness.run_user(), "--",
-                               "kill", "-STOP", str(pid)],
-                              capture_output=True)
-        assert stop.returncode != 0, "the User stopped pid %d" % pid
+    # A script of the User's stopping and continuing both, as a loop
+    # would: every signal refused with EPERM, none delivered.
+    for _ in range(3):
+        for sig in ("SIGSTOP", "SIGCONT"):
+            for pid in (sup, ctl):
+                assert signal_as_user(pid, sig) == "EPERM", (sig, pid)
     periods = qcharness.controller(a)["periods"]
     assert wait_for(lambda: qcharness.controller(a)["periods"]
                     >= periods + 4)
@@ -132,6 +151,8 @@ def test_qosctluser_equal_to_user_warns_and_runs(qosctl_user, apache):
     assert "QosCtlUser %s is httpd's User" % user in lines[0]
     ctl, sup = started(a)
     assert uid_of(ctl) == uid_of(sup) == pwd.getpwnam(user).pw_uid
+    # What the warning is about: the User's scripts reach it.
+    assert signal_as_user(ctl, "SIGCONT") == "sent"
 
 
 def test_without_qosctl_the_controller_runs_as_user_and_it_warns(apache):

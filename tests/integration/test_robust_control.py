@@ -142,6 +142,22 @@ def test_backup_job_on_the_cpu_is_not_shed(job_ms):
         a.write_conf()
         a.start()
         assert a.get("/page.cgi")[0] == 200
+        # The job starts when the warm-up request's period is over (two
+        # idle rows after it), as a backup job before the day's traffic.
+        # Started in that period, its load would come with a request,
+        # which the fit takes for the requests' cost (k at its clamp):
+        # the case doc/control.md says is degraded for the job.
+        # And on a quiet CPU 0: a reading there is another process's
+        # (another test's, on a shared machine), whose load came with
+        # the warm-up request and is taken for its cost all the same.
+        n = len(log_rows(a))
+        assert wait_for(lambda: len(log_rows(a)) >= n + 2 and all(
+            float(r["R"]) == 0 for r in log_rows(a)[-2:]), limit=10)
+        idle = max(float(r["U_measured"]) for r in log_rows(a)[n:])
+        if idle > 0.3:
+            pytest.skip("CPU 0 reads %.2f with the site idle: busy with "
+                        "another's work, the job would not be its only "
+                        "background" % idle)
         backup = subprocess.Popen(["taskset", "-c", "0", sys.executable,
                                    "-c", BACKUP.format(busy=job_ms)],
                                   start_new_session=True)
@@ -167,7 +183,13 @@ def test_backup_job_on_the_cpu_is_not_shed(job_ms):
         assert light["s2xx"] == 160, light["raw"]
         assert all(float(r["R_rej"]) == 0.0 for r in rows)
         assert "background-load" in warnings
-        assert len(top) >= 0.8 * len(busy)
+        # Below the top only for the background's test (doc/control.md):
+        # at most one in QC_CTL_TEST_SECONDS (30 s), a period at the
+        # lowest tree and, if it reads the background lower, the climb
+        # back under the up limit, 4 periods from the lowest tree to the
+        # top.  The 8 s of traffic see one test at most.
+        tests = 1 + int(len(busy) * T // 30.0)
+        assert len(busy) - len(top) <= (1 + 4) * tests
     finally:
         if backup:
             qcharness.stop_process(backup, signal.SIGTERM)

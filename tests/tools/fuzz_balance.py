@@ -226,7 +226,8 @@ OPTIONS = {
                           st.text(max_size=4)),
     "--interval": NUM, "--delta": NUM, "--proportional": None,
     "--window": NUM, "--duration": NUM, "--dry-run": None,
-    "--log": st.one_of(st.sampled_from(["/nonexistent/x", "a\0b", ""]),
+    # relative: in call_main's empty working directory, under tmp
+    "--log": st.one_of(st.sampled_from(["missing/x", "a\0b", ""]),
                        st.text(max_size=6)),
     "--agent": st.one_of(st.sampled_from(AGENTS),
                          st.text(max_size=10).map(no_host)),

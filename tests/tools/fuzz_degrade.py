@@ -104,13 +104,18 @@ def fuzz_degrade_tree(page, images, old, snap_body, snap_list, more):
 
 
 @given(F.argv_of(dict(OPTIONS, **{"--jobs": NUM, "-q": None}),
-                 extra=st.sampled_from(["FULL", "OUT", "/nonexistent"]),
+                 extra=st.sampled_from(["FULL", "OUT", "MISSING"]),
                  max_size=8))
 def fuzz_degrade_argv(argv):
+    """MISSING: a directory that does not exist, in the scratch directory
+    (as OUTPUT_DIR, qosctl-degrade makes it, which as root it could
+    anywhere)."""
     root = SCRATCH.fresh()
     os.makedirs(os.path.join(root, "full"))
     argv = [{"FULL": os.path.join(root, "full"),
-             "OUT": os.path.join(root, "out")}.get(a, a) for a in argv]
+             "OUT": os.path.join(root, "out"),
+             "MISSING": os.path.join(root, "missing", "dir")}.get(a, a)
+            for a in argv]
     code, outp, err = F.call_main(TOOL, argv)
     F.check("qosctl-degrade", code, outp, err, argv, many_lines_on=(1,))
 

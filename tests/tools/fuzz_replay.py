@@ -197,7 +197,8 @@ def fuzz_replay_compare(a, b, json_out):
 
 
 OPTIONS = dict(RUN_OPTIONS, **{
-    "--out": st.sampled_from(["/nonexistent/x", "a\0b", ""]),
+    # relative: in call_main's empty working directory, under tmp
+    "--out": st.sampled_from(["missing/x", "a\0b", ""]),
     "--server": st.sampled_from(["http://127.0.0.1:99999", "ftp://x",
                                  "http://[::1", "http://:80", URL,
                                  "http://127.0.0.1:-5", "http://a\0b/"]),
@@ -208,7 +209,7 @@ OPTIONS = dict(RUN_OPTIONS, **{
 
 
 @given(st.sampled_from(["split", "mktree", "run", "compare", "x", ""]),
-       F.argv_of(OPTIONS, extra=st.sampled_from(["/nonexistent", "-",
+       F.argv_of(OPTIONS, extra=st.sampled_from(["missing", "-",
                                                  "a\0b"]), max_size=8))
 def fuzz_replay_argv(cmd, argv):
     SCRATCH.fresh()

@@ -44,7 +44,7 @@ static int cold_step(double prior, double times, double bound,
                      double *tail_u, double *tail_m, double *rejected)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .r = 5.0, .rng = 7, .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     int period, settled = -1;
     double u = 0.0, rej0 = 0.0;
@@ -95,8 +95,7 @@ static int cold_step(double prior, double times, double bound,
 START_TEST(test_ramp_is_followed)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.3 / COST_FULL, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                       CPU_OPEN };
+    cpu_plant_t pl = { .r = 0.3 / COST_FULL, .rng = 7, .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     double mean = 0.0;
     int period, over = 0;
@@ -162,7 +161,8 @@ END_TEST
 START_TEST(test_refusal_dearer_than_a_snapshot)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 13, 0.0, 5e-5, 0.5, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .r = 5.0, .rng = 13, .snap = 5e-5, .lag = 0.5,
+                       .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     int period, falls = 0;
     double tail_u = 0.0, m_prev = 2.0;
@@ -213,7 +213,7 @@ static int cmp_double(const void *x, const void *y)
 START_TEST(test_held_bound_is_no_valve)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.0, 29, 0.0, 0.0, 0.0, 0.0, 0.15, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .rng = 29, .noise = 0.15, .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     int period, valved = 0;
     double tail_u = 0.0, tail[60];
@@ -251,7 +251,7 @@ START_TEST(test_light_load_high_prior_recovers)
 {
     rig_t g;
     /* U 0.15 at full quality */
-    cpu_plant_t pl = { 50.0, 0.0, 11, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .r = 50.0, .rng = 11, .cl = CPU_OPEN };
     int period, top_since = -1;
 
     rig_init(&g, pool, 10.0 * COST_FULL, 0.6);
@@ -283,7 +283,7 @@ END_TEST
 START_TEST(test_background_load_not_shed)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.7, 13, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .background = 0.7, .rng = 13, .cl = CPU_OPEN };
     int period, top = 0;
 
     rig_init(&g, pool, COST_FULL, 0.6);
@@ -319,8 +319,7 @@ START_TEST(test_saturating_background_not_shed)
 
     for (j = 0; j < 2; j++) {
         rig_t g;
-        cpu_plant_t pl = { 0.0, job[j], 29, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                           CPU_OPEN };
+        cpu_plant_t pl = { .background = job[j], .rng = 29, .cl = CPU_OPEN };
         double u_late[20];
         int period, top = 0, worst = 0, last_over = 59;
 
@@ -371,8 +370,7 @@ END_TEST
 START_TEST(test_no_rejection_that_relieves_nothing)
 {
     rig_t g;
-    cpu_plant_t pl = { 5.0, 0.0, 19, 1.5e-3, 0.0, 0.0, 0.0, 0.0, 0.0,
-                       CPU_OPEN };
+    cpu_plant_t pl = { .r = 5.0, .rng = 19, .conn = 1.5e-3, .cl = CPU_OPEN };
     double rejected = 0.0, n = 0.0;
     int period;
 
@@ -406,8 +404,7 @@ END_TEST
 START_TEST(test_light_load_under_a_hog_is_served)
 {
     rig_t g;
-    cpu_plant_t pl = { 400.0, 0.0, 23, 2e-3, 0.0, 0.0, 0.0, 0.0, 0.0,
-                       CPU_OPEN };
+    cpu_plant_t pl = { .r = 400.0, .rng = 23, .conn = 2e-3, .cl = CPU_OPEN };
     int period;
 
     rig_init(&g, pool, COST_FULL, 0.6);
@@ -437,8 +434,7 @@ START_TEST(test_idle_host_takes_nothing)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     qc_shm_t *q = apr_pcalloc(pool, QC_SHM_SIZE(2));
-    cpu_plant_t pl = { 2.0 / COST_FULL, 0.0, 17, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                       CPU_OPEN };
+    cpu_plant_t pl = { .r = 2.0 / COST_FULL, .rng = 17, .cl = CPU_OPEN };
     double tail = 0.0;
     int period, k;
     unsigned i;
@@ -724,7 +720,7 @@ START_TEST(test_refit_is_no_fall_of_load)
 {
     rig_t g;
     /* U 0.45 at full quality */
-    cpu_plant_t pl = { 150.0, 0.0, 7, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .r = 150.0, .rng = 7, .cl = CPU_OPEN };
     int period, i;
     double k_before;
 
@@ -762,8 +758,8 @@ END_TEST
 START_TEST(test_low_reading_on_an_underpriced_fit)
 {
     rig_t g;
-    cpu_plant_t pl = { 3.0 / COST_FULL, 0.0, 7, 0.0, 1.8e-4, 0.0, 0.0, 0.0,
-                       0.0, CPU_OPEN };
+    cpu_plant_t pl = { .r = 3.0 / COST_FULL, .rng = 7, .snap = 1.8e-4,
+                       .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     int period, saturated = 0;
     double m_held = 0.0, m_after = 0.0;
@@ -810,8 +806,8 @@ START_TEST(test_cheaper_pages_are_no_background)
     for (i = 0; i < 3; i++) {
         for (seed = 1; seed <= 4; seed++) {
             rig_t g;
-            cpu_plant_t pl = { 3.0 / COST_FULL, 0.0, seed * 7919, 0.0, 0.0,
-                               0.0, 0.0, 0.05, 0.0, CPU_OPEN };
+            cpu_plant_t pl = { .r = 3.0 / COST_FULL, .rng = seed * 7919,
+                               .noise = 0.05, .cl = CPU_OPEN };
             qc_class_shm_t *cs;
             int period, over = 0;
             double tail = 0.0;
@@ -917,7 +913,7 @@ END_TEST
 static int shrink(int told, double *d, double *m)
 {
     rig_t g;
-    cpu_plant_t pl = { 0.0, 0.0, 21, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, CPU_OPEN };
+    cpu_plant_t pl = { .rng = 21, .cl = CPU_OPEN };
     qc_class_shm_t *cs;
     int period, settled = -1;
 
