@@ -22,15 +22,26 @@
 #define QC_WARN_PERIODS 5
 
 /* Premium gets the guarantee less the cost of rejecting basic; basic
- * gets what premium leaves (paper §5.2), in measured units.  Returns
- * what their loops hold them to (qc_held). */
+ * gets what premium leaves (paper §5.2), in measured units.  On a link
+ * the guarantee's share is at least what physics says: Wmax and Rmax's
+ * overhead bytes over the link's bytes/s, already in measured units (k
+ * does not scale it).  A fit that cannot tell requests from bytes (all
+ * replies at the lowest tree, of one size) put b and the top tree's
+ * cost at 0 after a flash, and with them a host's share.  Returns what
+ * their loops hold them to (qc_held). */
 static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 {
     const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
     qc_ctl_class_t *prem = qc_cls(ctl, i, QC_CLASS_PREMIUM);
     qc_ctl_class_t *basic = qc_cls(ctl, i, QC_CLASS_BASIC);
     double k = ctl->calib.k;
-    double ustar = k * qc_target_guarantee(&ctl->model, vs->rmax, vs->wmax);
+    double ustar = k * qc_target_guarantee(&ctl->model, vs->rmax,
+                                           vs->wmax);
+
+    if (ctl->link_bps > 0.0) {
+        ustar = fmax(ustar, (vs->rmax * ctl->ovf.overhead + vs->wmax)
+                            / ctl->link_bps);
+    }
 
     prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r,
                                        qc_class_util(ctl, prem, vs->levels,
