@@ -69,10 +69,6 @@ static APR_INLINE qc_ctl_input_t qc_ctl_input(double dt, double u,
 /* One period. */
 void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in);
 
-/* Refusing's gate, from the period's wait against QC_CTL_WAIT_PERIODS
- * periods (qc_be_mode.h). */
-qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
-
 /*
  * One tick within a period: dt seconds since the last tick, u_tick the
  * sensors' reading over it (< 0: unknown).  A jump of load that
@@ -81,15 +77,6 @@ qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
  * nonzero when it did.  Optional: qc_ctl_step alone controls too.
  */
 int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick);
-
-/*
- * The ticks' readings for the capacity estimate: dt seconds, the accept
- * queues' length and limit (qc_backlog_read_limit; < 0 unknown), the
- * connection attempts and drops over the tick (qc_netstat_delta; < 0
- * unknown).  The period's estimate is made in qc_ctl_step.
- */
-void qc_ctl_capacity_tick(qc_ctl_t *ctl, double dt, long queued, long limit,
-                          double attempts, double drops);
 
 /* Ticks per period (at most), and the shortest tick, in seconds. */
 #define QC_CTL_TICKS 10
