@@ -1,6 +1,17 @@
 /* Licensed under the Apache License, Version 2.0. */
 
-/* The controller's period, in order: sense, learn, decide, publish. */
+/*
+ * The controller's period, in order: sense, learn, decide, publish.  A
+ * period is split into sensing (qc_ctl_sense.c: counters to rates), the
+ * fit (qc_ctl_model.c), the decisions (qc_ctl_policy.c and the files of
+ * qc_decide.h: a pure function of those rates, the sensor reading and
+ * the loop state) and output (qc_ctl_io.c: publishing, the log, the
+ * state file); qc_controller.c runs them in that order, and
+ * qc_ctl_run.c, the main loop, times the periods and the ticks.  A
+ * stage's functions are declared in a header named after its file (the
+ * decide stage's parts in qc_decide.h); the state they share is in
+ * qc_ctl_types.h.
+ */
 
 #include <errno.h>
 #include <math.h>
@@ -12,7 +23,16 @@
 #include "apr_atomic.h"
 #include "apr_time.h"
 
-#include "qc_ctl_private.h"
+#include "qc_controller.h"
+#include "qc_ctl_capacity.h"
+#include "qc_ctl_dry.h"
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_io.h"
+#include "qc_ctl_model.h"
+#include "qc_ctl_policy.h"
+#include "qc_ctl_rescale.h"
+#include "qc_ctl_sense.h"
+#include "qc_decide.h"
 #include "qc_logno.h"
 #include "qc_state.h"
 

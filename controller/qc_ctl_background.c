@@ -12,6 +12,7 @@
 
 #include <math.h>
 
+#include "qc_ctl_helpers.h"
 #include "qc_decide.h"
 #include "qc_math.h"
 

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_sense.h"
 #include "qc_decide.h"
 #include "qc_math.h"
 #include "qc_surge.h"

@@ -9,7 +9,8 @@
 
 #include <math.h>
 
-#include "qc_ctl_private.h"
+#include "qc_ctl_capacity.h"
+#include "qc_decide.h"
 #include "qc_math.h"
 #include "qc_netstat.h"
 

@@ -50,6 +50,10 @@
 
 #include <math.h>
 
+#include "qc_ctl_capacity.h"
+#include "qc_ctl_dry.h"
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_model.h"
 #include "qc_decide.h"
 #include "qc_math.h"
 

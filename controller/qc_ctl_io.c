@@ -15,7 +15,10 @@
 #include "apr_atomic.h"
 #include "apr_strings.h"
 
-#include "qc_ctl_private.h"
+#include "qc_ctl_dry.h"
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_io.h"
+#include "qc_decide.h"
 #include "qc_logno.h"
 #include "qc_netstat.h"
 #include "qc_surge.h"

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_model.h"
 #include "qc_decide.h"
 #include "qc_math.h"
 

@@ -4,8 +4,9 @@
 
 #include <math.h>
 
-#include "qc_controller.h"
-#include "qc_ctl_private.h"
+#include "qc_ctl_capacity.h"
+#include "qc_ctl_model.h"
+#include "qc_ctl_rescale.h"
 
 static void qc_scale_reading(double *u, double s)
 {

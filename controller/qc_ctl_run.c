@@ -15,7 +15,8 @@
 #include "apr_atomic.h"
 #include "apr_time.h"
 
-#include "qc_ctl_private.h"
+#include "qc_controller.h"
+#include "qc_ctl_capacity.h"
 #include "qc_netstat.h"
 static double qc_mono(void)
 {

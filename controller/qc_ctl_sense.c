@@ -4,7 +4,8 @@
 
 #include "apr_atomic.h"
 
-#include "qc_ctl_private.h"
+#include "qc_ctl_helpers.h"
+#include "qc_ctl_sense.h"
 
 /* A tree's mean reply size is a mean over replies, each period's
  * weighted by this factor per period of age: one small reply (a status

@@ -14,7 +14,7 @@
 #ifndef QC_DECIDE_H
 #define QC_DECIDE_H
 
-#include "qc_ctl_private.h"
+#include "qc_ctl_types.h"
 #include "qc_be_mode.h"
 
 /* Decided work not yet sent (periods of the resource) below which
@@ -78,6 +78,7 @@ double qc_class_model_util(const qc_model_t *mod,
                            const qc_ctl_class_t *cl, unsigned levels);
 
 /* qc_ctl_levels.c */
+double qc_ctl_full_ratio(qc_ctl_t *ctl);
 int qc_overflowing(const qc_ctl_t *ctl);
 unsigned qc_fewest_levels(qc_ctl_t *ctl, int busy);
 unsigned qc_min_levels(qc_ctl_t *ctl);
@@ -102,8 +103,12 @@ double qc_held(const qc_ctl_class_t *cl, double u);
 double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                       unsigned levels, double target);
 double qc_arrivals(const qc_ctl_t *ctl);
+/* Refusing's gate, from the period's wait against QC_CTL_WAIT_PERIODS
+ * periods (qc_be_mode.h). */
+qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
 
 /* qc_ctl_besteffort.c */
+int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged);
 void qc_be_to_lowest(qc_ctl_t *ctl, double lowest);
 double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed);
 double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed);

@@ -8,7 +8,7 @@
 #include "apr_general.h"
 
 #include "qc_controller.h"
-#include "qc_ctl_private.h"
+#include "qc_decide.h"
 #include "qc_level.h"
 #include "qc_surge.h"
 #include "qc_be_mode.h"

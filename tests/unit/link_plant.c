@@ -7,7 +7,6 @@
 #include "apr_atomic.h"
 
 #include "link_plant.h"
-#include "qc_ctl_private.h"
 #include "qc_level.h"
 
 qc_shm_t *lq_guard_shm;

@@ -22,6 +22,7 @@
 #include "qc_test_ctl.h"
 #include "cpu_plant.h"
 #include "link_plant.h"
+#include "qc_decide.h"
 #include "qc_level.h"
 
 #define PERIODS 80

@@ -17,7 +17,6 @@
 
 #include "qc_test.h"
 #include "qc_test_ctl.h"
-#include "qc_ctl_private.h"
 #include "qc_controller.h"
 #include "qc_surge.h"
 #include "link_plant.h"
