@@ -61,7 +61,9 @@
  * share of the prior's (qc_rls_a_uncertainty). */
 #define QC_MEASURED 0.2
 
-/* qc_ctl_model.c */
+/* qc_ctl_model.c: a class's decisions at the model's costs. */
+double qc_class_model_util(const qc_model_t *mod,
+                           const qc_ctl_class_t *cl, unsigned levels);
 
 /*
  * qc_ctl_background.c, the one writer of the background d besides the
@@ -74,8 +76,6 @@ double qc_bg_before_fit(qc_ctl_t *ctl);
 void qc_bg_after_fit(qc_ctl_t *ctl, double floor);
 void qc_bg_note_alone(qc_ctl_t *ctl);
 void qc_background_gone(qc_ctl_t *ctl);
-double qc_class_model_util(const qc_model_t *mod,
-                           const qc_ctl_class_t *cl, unsigned levels);
 
 /* qc_ctl_levels.c */
 double qc_ctl_full_ratio(qc_ctl_t *ctl);
