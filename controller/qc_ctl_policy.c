@@ -24,14 +24,29 @@
 #define QC_WARN_QUEUE 16
 #define QC_WARN_PERIODS 5
 
+/* A class's decided load on a link as physics counts it: its replies'
+ * bytes and overhead over the link's bytes/s. */
+static double qc_link_load(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
+                           unsigned levels)
+{
+    double bytes = 0.0;
+    unsigned k;
+
+    for (k = 1; k <= levels && k <= QC_MAX_TREES; k++) {
+        bytes += cl->r_tree[k] * (ctl->ovf.overhead + cl->xbar[k - 1]);
+    }
+    return bytes / ctl->link_bps;
+}
+
 /* Premium gets the guarantee less the cost of rejecting basic; basic
  * gets what premium leaves (paper §5.2), in measured units.  On a link
- * the guarantee's share is at least what physics says: Wmax and Rmax's
- * overhead bytes over the link's bytes/s, already in measured units (k
- * does not scale it).  A fit that cannot tell requests from bytes (all
- * replies at the lowest tree, of one size) put b and the top tree's
- * cost at 0 after a flash, and with them a host's share.  Returns what
- * their loops hold them to (qc_held). */
+ * the guarantee's share and each class's load are at least what physics
+ * says, bytes and overhead over the link's bytes/s, a measured quantity
+ * that k does not scale.  A fit that cannot tell requests from bytes
+ * (all replies at the lowest tree, of one size) puts b and the top
+ * tree's cost at 0 after a flash: the share alone would then leave a
+ * host within its contract degraded, the load alone a host over it
+ * uncut.  Returns what their loops hold them to (qc_held). */
 static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 {
     const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
@@ -44,6 +59,8 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
     if (ctl->link_bps > 0.0) {
         ustar = fmax(ustar, (vs->rmax * ctl->ovf.overhead + vs->wmax)
                             / ctl->link_bps);
+        prem->u = fmax(prem->u, qc_link_load(ctl, prem, vs->levels));
+        basic->u = fmax(basic->u, qc_link_load(ctl, basic, vs->levels));
     }
 
     prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r,
