@@ -341,14 +341,13 @@ static double shop_period(qc_shm_t *q, const plant_t *prem,
 }
 
 /*
- * A guaranteed host over its contract and nothing else: no best-effort
- * traffic for the best-effort loop to act on, yet its basic class rides
- * on that loop's level (excess sharing) until the link is at the bound;
- * then basic is degraded and premium is not (§5.2, Fig. 14).
+ * A host of 100 req/s of premium clients and basic ones that rise to 1.6
+ * times what the link holds at the bound, on a link alone: basic is
+ * degraded to hold the bound and premium is not (§5.2, Fig. 14).
  */
-START_TEST(test_differentiation_without_best_effort)
+static void premium_holds(const qc_ctl_vs_t *vs_in, const char *what)
 {
-    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
+    qc_ctl_vs_t vs = *vs_in;
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t prem = PLANT(100.0, 4096.0, 32768.0);
@@ -359,7 +358,6 @@ START_TEST(test_differentiation_without_best_effort)
 
     plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (period = 1; period <= 60; period++) {
-        /* basic rises to 1.6 times what the link holds at the bound */
         basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
         u = shop_period(q, &prem, &basic);
         qc_test_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
@@ -369,46 +367,34 @@ START_TEST(test_differentiation_without_best_effort)
     }
     m_p = qc_level_from_fx(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx);
     m_b = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
-    printf("differentiation without best effort: U %.3f, premium m %.3f, "
-           "basic m %.3f\n", tail, m_p, m_b);
+    printf("%s: U %.3f, premium m %.3f, basic m %.3f\n", what, tail, m_p,
+           m_b);
     ck_assert(m_p == 2.0);
     ck_assert(m_b < 1.9);
     ck_assert(tail < 0.9 * 1.1);
 }
-END_TEST
 
 /*
- * The same clients on a best-effort host: premium is served first
- * there too (qc_be_premium), at the top while its load fits what best
- * effort may take, and basic alone is degraded to hold the bound.
+ * A guaranteed host over its contract and nothing else: no best-effort
+ * traffic for the best-effort loop to act on, yet its basic class rides
+ * on that loop's level (excess sharing) until the link is at the bound.
  */
+START_TEST(test_differentiation_without_best_effort)
+{
+    qc_ctl_vs_t vs = { "shop:80", NULL, 2, 1, 1000.0, 30e6, 0, 0.0 };
+
+    premium_holds(&vs, "differentiation without best effort");
+}
+END_TEST
+
+/* The same clients on a best-effort host: premium is served first there
+ * too (qc_be_premium), at the top while its load fits what best effort
+ * may take. */
 START_TEST(test_premium_first_on_a_best_effort_host)
 {
     qc_ctl_vs_t vs = { "shop:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t prem = PLANT(100.0, 4096.0, 32768.0);
-    plant_t basic = PLANT(0.0, 4096.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    double u = 0.0, tail = 0.0, m_p, m_b;
-    int period;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
-    for (period = 1; period <= 60; period++) {
-        basic.r = period < 10 ? 400.0 * period : 4000.0 + 100 * sin(period);
-        u = shop_period(q, &prem, &basic);
-        qc_test_step(&ctl, 1.0, u, -1, (apr_int64_t)period * 1000000);
-        if (period > 40) {
-            tail += u / 20.0;
-        }
-    }
-    m_p = qc_level_from_fx(q->slots[0].cls[QC_CLASS_PREMIUM].level_fx);
-    m_b = qc_level_from_fx(q->slots[0].cls[QC_CLASS_BASIC].level_fx);
-    printf("premium first on best effort: U %.3f, premium m %.3f, "
-           "basic m %.3f\n", tail, m_p, m_b);
-    ck_assert(m_p == 2.0);
-    ck_assert(m_b < 1.9);
-    ck_assert(tail < 0.9 * 1.1);
+    premium_holds(&vs, "premium first on best effort");
 }
 END_TEST
 
