@@ -43,6 +43,31 @@ def free_port():
         return s.getsockname()[1]
 
 
+# Held while a test makes, removes or depends on the system user qosctl,
+# the controller's by default: tests/package/run installs and purges the
+# package, whose postinst makes it, beside the integration suites.  In
+# the build tree, which both know, not in a directory others may write.
+def user_lock_path():
+    return os.path.join(os.environ.get("QOSCTL_TOP_BUILDDIR", "."),
+                        "tests", "qosctl-user.lock")
+
+
+class user_lock:
+    """Hold the user lock (a context manager; flock, so a crashed holder
+    frees it)."""
+
+    def __enter__(self):
+        import fcntl
+        os.makedirs(os.path.dirname(user_lock_path()), exist_ok=True)
+        self.f = open(user_lock_path(), "a")
+        fcntl.flock(self.f, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        self.f.close()
+        return False
+
+
 def run_user():
     """httpd refuses to serve as root; tests run as root in CI."""
     if os.geteuid() != 0:

@@ -56,6 +56,7 @@ def qosctl_user():
     """The user qosctl: this machine's, or one made for the test as the
     package's postinst makes it, and removed after (list this fixture
     before `apache`, whose servers must be gone by then)."""
+    lock = qcharness.user_lock().__enter__()
     made = False
     if not has_user(DEFAULT_USER):
         subprocess.run(["adduser", "--system", "--group", "--quiet",
@@ -70,6 +71,7 @@ def qosctl_user():
                            check=True)
             subprocess.run(["delgroup", "--system", "--quiet",
                             "--only-if-empty", DEFAULT_USER], check=False)
+        lock.__exit__(None, None, None)
 
 
 # What kill(2) says to the User: the errno's name, or "sent".
@@ -155,7 +157,15 @@ def test_qosctluser_equal_to_user_warns_and_runs(qosctl_user, apache):
     assert signal_as_user(ctl, "SIGCONT") == "sent"
 
 
-def test_without_qosctl_the_controller_runs_as_user_and_it_warns(apache):
+@pytest.fixture
+def user_stays():
+    """No one makes or removes the user qosctl meanwhile."""
+    with qcharness.user_lock():
+        yield
+
+
+def test_without_qosctl_the_controller_runs_as_user_and_it_warns(
+        user_stays, apache):
     if has_user(DEFAULT_USER):
         pytest.skip("this machine has a user %s (the package's?): not "
                     "removing it" % DEFAULT_USER)

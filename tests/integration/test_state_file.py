@@ -125,13 +125,21 @@ def test_state_file_others_may_write_is_not_used(apache, tmp_path, uid, mode,
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="chown needs root")
 def test_state_file_of_the_controllers_own_user_is_used(apache, tmp_path):
-    """The controller runs as the server's User here (no QosCtlUser):
-    a file that user owns, writable by it alone, is its own."""
+    """The controller runs as the user qosctl where it exists, else as
+    the server's User (no QosCtlUser): a file that user owns, writable
+    by it alone, is its own.  The package test may make or remove
+    qosctl meanwhile: the lock holds it still."""
     import pwd
-    uid = pwd.getpwnam(qcharness.run_user()).pw_uid
-    a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD, uid=uid,
-                                               mode=0o600))
-    assert qcharness.wait_for(
-        lambda: a.status_json()["controller"]["periods"] >= 4)
-    assert "QosCtlStateFile not used" not in a.log()
-    assert a.status_json()["model"]["a"] == pytest.approx(0.00025, rel=0.2)
+    with qcharness.user_lock():
+        try:
+            uid = pwd.getpwnam("qosctl").pw_uid
+        except KeyError:
+            uid = pwd.getpwnam(qcharness.run_user()).pw_uid
+        a = apache("QosCtlStateFile %s\n" % write(tmp_path, GOOD, uid=uid,
+                                                   mode=0o600))
+        assert qcharness.wait_for(
+            lambda: a.status_json()["controller"]["periods"] >= 4)
+        assert "QosCtlStateFile not used" not in a.log()
+        assert a.status_json()["model"]["a"] == pytest.approx(0.00025,
+                                                              rel=0.2)
+        a.stop()
