@@ -27,6 +27,12 @@ pytestmark = pytest.mark.skipif(shutil.which("strace") is None,
 
 
 def trace_one_request(extra, docroot_sub=None):
+    # Under -X httpd is one process of its User, which cannot signal a
+    # controller of the user qosctl (where the package has made it): its
+    # stop would wait for it.  The controller's user is no part of what
+    # is traced here, so it is the User's.
+    if "QosCtl On" in extra and qcharness.run_user():
+        extra += "QosCtlUser %s\n" % qcharness.run_user()
     a = qcharness.Apache(extra=extra)
     make_site(a.docroot)
     if docroot_sub:
