@@ -56,22 +56,22 @@ def qosctl_user():
     """The user qosctl: this machine's, or one made for the test as the
     package's postinst makes it, and removed after (list this fixture
     before `apache`, whose servers must be gone by then)."""
-    lock = qcharness.user_lock().__enter__()
-    made = False
-    if not has_user(DEFAULT_USER):
-        subprocess.run(["adduser", "--system", "--group", "--quiet",
-                        "--home", "/nonexistent", "--no-create-home",
-                        DEFAULT_USER], check=True)
-        made = True
-    try:
-        yield pwd.getpwnam(DEFAULT_USER)
-    finally:
-        if made:
-            subprocess.run(["deluser", "--system", "--quiet", DEFAULT_USER],
-                           check=True)
-            subprocess.run(["delgroup", "--system", "--quiet",
-                            "--only-if-empty", DEFAULT_USER], check=False)
-        lock.__exit__(None, None, None)
+    with qcharness.user_lock():
+        made = False
+        if not has_user(DEFAULT_USER):
+            subprocess.run(["adduser", "--system", "--group", "--quiet",
+                            "--home", "/nonexistent", "--no-create-home",
+                            DEFAULT_USER], check=True)
+            made = True
+        try:
+            yield pwd.getpwnam(DEFAULT_USER)
+        finally:
+            if made:
+                subprocess.run(["deluser", "--system", "--quiet",
+                                DEFAULT_USER], check=False)
+                subprocess.run(["delgroup", "--system", "--quiet",
+                                "--only-if-empty", DEFAULT_USER],
+                               check=False)
 
 
 # What kill(2) says to the User: the errno's name, or "sent".
