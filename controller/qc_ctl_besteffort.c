@@ -173,16 +173,21 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_be_class_arg_t prem = { ctl, QC_CLASS_PREMIUM };
-    qc_be_class_arg_t basic = { ctl, QC_CLASS_BASIC };
-    double lowest = 1.0 / qc_min_levels(ctl), share, full, target, m_p;
+    double lowest = 1.0 / qc_min_levels(ctl), r_basic = 0.0, target, m_p;
     double held = 0.0;
     unsigned i;
 
-    share = qc_target_best_effort(&ctl->model, cfg->bound, u_guaranteed);
-    full = qc_be_class_util(1.0, &prem);
-    target = share - qc_be_class_util(0.0, &basic);
-    target = full <= share && full > target ? full
-             : target > 0.0 ? target : 0.0;
+    for (i = 0; i < cfg->nvs; i++) {
+        if (!cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
+            r_basic += qc_cls(ctl, i, QC_CLASS_BASIC)->r;
+        }
+    }
+    target = qc_target_premium(&ctl->model,
+                               qc_target_best_effort(&ctl->model,
+                                                     cfg->bound,
+                                                     u_guaranteed),
+                               ctl->calib.k * r_basic,
+                               qc_be_class_util(1.0, &prem));
     m_p = qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0, target);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];

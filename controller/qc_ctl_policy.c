@@ -24,18 +24,19 @@
 #define QC_WARN_QUEUE 16
 #define QC_WARN_PERIODS 5
 
-/* A class's decided load on a link as physics counts it: its replies'
- * bytes and overhead over the link's bytes/s. */
-static double qc_link_load(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
-                           unsigned levels)
+/* The model physics gives a link, in measured units (no k): a request
+ * costs its overhead bytes, a byte 1 / the link's bytes/s, a 503 next to
+ * nothing.  No fit enters it. */
+static void qc_link_model(const qc_ctl_t *ctl, qc_model_t *phys)
 {
-    double bytes = 0.0;
-    unsigned k;
+    unsigned j;
 
-    for (k = 1; k <= levels && k <= QC_MAX_TREES; k++) {
-        bytes += cl->r_tree[k] * (ctl->ovf.overhead + cl->xbar[k - 1]);
+    memset(phys, 0, sizeof(*phys));
+    for (j = 0; j < QC_MAX_TREES; j++) {
+        phys->a_tree[j] = ctl->ovf.overhead / ctl->link_bps;
     }
-    return bytes / ctl->link_bps;
+    phys->a = phys->a_tree[0];
+    phys->b = 1.0 / ctl->link_bps;
 }
 
 /* Premium gets the guarantee less the cost of rejecting basic; basic
@@ -57,10 +58,14 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
                                            vs->wmax);
 
     if (ctl->link_bps > 0.0) {
-        ustar = fmax(ustar, (vs->rmax * ctl->ovf.overhead + vs->wmax)
-                            / ctl->link_bps);
-        prem->u = fmax(prem->u, qc_link_load(ctl, prem, vs->levels));
-        basic->u = fmax(basic->u, qc_link_load(ctl, basic, vs->levels));
+        qc_model_t phys;
+
+        qc_link_model(ctl, &phys);
+        ustar = fmax(ustar, qc_target_guarantee(&phys, vs->rmax, vs->wmax));
+        prem->u = fmax(prem->u, qc_class_model_util(&phys, prem,
+                                                    vs->levels));
+        basic->u = fmax(basic->u, qc_class_model_util(&phys, basic,
+                                                      vs->levels));
     }
 
     prem->u_target = qc_target_premium(&ctl->model, ustar, k * basic->r,
