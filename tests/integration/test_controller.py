@@ -446,7 +446,13 @@ def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
     burst = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt",
                               rate=4000, num_conns=2000, nice=5)
     steady.join(60)
-    assert burst["s2xx"] == 2000 and burst["s5xx"] == 0, burst["raw"]
+    # httperf polls with select(), so it cannot hold more than about
+    # 1,020 connections; those it never opened (fd-unavail) were never
+    # offered.  Every request it did send is answered, and none refused.
+    assert burst["requests"] + burst["fd_unavail"] == 2000, burst["raw"]
+    assert burst["requests"] >= 1500, burst["raw"]
+    assert burst["s2xx"] == burst["requests"], burst["raw"]
+    assert burst["s5xx"] == 0, burst["raw"]
     doc = a.status_json()
     down = doc["controller"]["surge_degraded"]
     print("surge guard: rate %.0f req/s before the burst; %d of its "
