@@ -374,7 +374,7 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     }
     if (meas) {
         r->offered += first;
-        r->refused += refused;
+        r->refused += first * f[0];
         r->errors += drop;
         if (p->model == QC_SC_RETRY) {
             /* a job fails once its fourth try is refused */

@@ -38,7 +38,9 @@ typedef struct {
     double offered;     /* first attempts (requests, or jobs) */
     double served;      /* 2xx within the timeout */
     double full;        /* of those, from the top tree */
-    double refused;     /* answered 503 */
+    double refused;     /* first attempts answered 503, so that over
+                         * offered it is a share (a retry's next 503s
+                         * are the same request's) */
     double errors;      /* timed out or dropped */
     double pages, whole, mixed;     /* browsers */
     double jobs_ok;     /* retrying clients: jobs that got a 2xx */
