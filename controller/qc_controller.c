@@ -217,7 +217,7 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     ctl->u_measured = in.u;
     qc_ctl_sense(ctl, in.dt);
     qc_ctl_classify(ctl);
-    qc_ctl_update_model(ctl);
+    qc_ctl_update_model(ctl, in.dt);
     qc_ctl_add_queued(ctl, in.queued, in.dt);
     if (ctl->cfg->log_only) {
         qc_ctl_dry_plant(ctl, in.dt);

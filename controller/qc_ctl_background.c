@@ -49,12 +49,14 @@ static double qc_reading_floor(qc_ctl_t *ctl)
 }
 
 /*
- * The end of a background that saturated the resource alone: the fit's
- * d and the calibration were taught by its censored readings (and k by
+ * The end of a background that saturated the resource alone: the fit
+ * and the calibration were taught by its censored readings (and k by
  * its first period, as it began among requests), and no reading with
  * traffic tells what is left of it from the requests' load.  Both go
- * back to what stands without it, the d of before and the fit's own
- * costs; what is left is for the background's test to find.
+ * back to what stands without it: the fit of before, whole (its d
+ * alone would leave the costs where the background's d pushed them,
+ * each reading then explained by the calibration instead), and the
+ * fit's own costs; what is left is for the background's test to find.
  */
 void qc_background_gone(qc_ctl_t *ctl)
 {
@@ -62,7 +64,7 @@ void qc_background_gone(qc_ctl_t *ctl)
     ctl->bg.below = 0;
     ctl->bg.seen = 0.0;
     ctl->bg.wait = 0.0;
-    qc_rls_limit_d(&ctl->rls, ctl->bg.d0);
+    ctl->rls = ctl->bg.fit0;
     ctl->model.d = qc_ctl_fit_d(ctl);
     qc_calib_init(&ctl->calib);
 }
@@ -99,10 +101,10 @@ double qc_bg_before_fit(qc_ctl_t *ctl)
             ctl->bg.restore = 0.0;
         }
     }
-    /* What the fit's d was before a background saturated the resource
+    /* What the fit was before a background saturated the resource
      * alone (qc_bg_alone). */
     if (!ctl->bg.alone && !ctl->bg.full) {
-        ctl->bg.d0 = qc_rls_d(&ctl->rls);
+        ctl->bg.fit0 = ctl->rls;
     }
     return floor;
 }

@@ -8,7 +8,7 @@
 
 #include "qc_ctl_types.h"
 
-void qc_ctl_update_model(qc_ctl_t *ctl);
+void qc_ctl_update_model(qc_ctl_t *ctl, double dt);
 void qc_ctl_model_from_rls(qc_ctl_t *ctl);
 
 #endif /* QC_CTL_MODEL_H */

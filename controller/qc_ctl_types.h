@@ -142,11 +142,11 @@ typedef struct {
     /* Saturated periods in a row with nothing of the server's under way,
      * whether such a background saturates the resource now
      * (qc_note_background_alone), unsaturated periods in a row since,
-     * and the fit's d before the first. */
+     * and the fit before the first. */
     unsigned alone;
     int full;
     unsigned below;
-    double d0;
+    qc_rls_t fit0;
 } qc_ctl_bg_t;
 
 /* The ticks within a period (qc_ctl_tick): the valve and the surge
@@ -230,6 +230,8 @@ typedef struct {
     qc_model_t model;
     qc_calib_t calib;
     double prev_u_model;        /* last period's decided model load */
+    qc_rls_sample_t fit_held;   /* the regressors the fit last moved to */
+    int fit_held_set;
     /* The loops: one per (guaranteed host, class), and best effort's. */
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */

@@ -560,6 +560,40 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
 }
 END_TEST
 
+/*
+ * A steady load whose counts jitter as counts do (a period of 6,000
+ * completions carries 6,000 +- 78, two standard deviations), read by a
+ * sensor that does not jitter: the fit keeps what a request costs and
+ * teaches the background nothing.  Fitted as counted, the jitter says
+ * the load does not follow the requests, and a slid towards 0 while d
+ * took the reading.
+ */
+START_TEST(test_counting_noise_teaches_no_background)
+{
+    qc_ctl_vs_t vs = { "steady:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 120; i++) {
+        apr_uint64_t n = 6000 + (i % 2 ? 78 : -78);
+
+        cs->level_arrived[2] += n;
+        cs->level_responses[2] += n;
+        qc_test_step(&ctl, 1.0, 6000.0 * TRUE_A, -1,
+                     (apr_int64_t)i * 1000000);
+    }
+    printf("counting noise: a %g (true %g), d %.3f\n", ctl.model.a,
+           TRUE_A, ctl.model.d);
+    ck_assert_msg(fabs(ctl.model.a - TRUE_A) < 0.2 * TRUE_A, "a %g",
+                  ctl.model.a);
+    ck_assert_msg(ctl.model.d < 0.05, "d %g", ctl.model.d);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -572,7 +606,8 @@ int main(void)
         test_premium_first_on_a_best_effort_host,
         test_saturating_background_holds_every_class,
         test_accept_queue_counts_waiting_arrivals,
-        test_excess_sharing_step_rejects_nobody
+        test_excess_sharing_step_rejects_nobody,
+        test_counting_noise_teaches_no_background
     };
 
     return qc_test_main("qc_controller", tests,

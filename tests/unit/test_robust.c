@@ -29,6 +29,7 @@
 #include "qc_test.h"
 #include "qc_test_ctl.h"
 #include "qc_controller.h"
+#include "qc_decide.h"
 #include "qc_level.h"
 #include "sim_plant.h"
 #include "cpu_plant.h"
@@ -833,7 +834,11 @@ START_TEST(test_cheaper_pages_are_no_background)
                    tail, g.ctl.model.d, g.ctl.bg.tests);
             ck_assert_int_le(over, 8);
             ck_assert(fabs(tail - 0.6) < 0.1);
-            ck_assert(g.ctl.model.d < 0.3);
+            /* A d past half the bound, which the targets charge, lets
+             * the reading stay over the bound by the rest; past
+             * QC_CTL_TEST_OVER of that, the background is tested. */
+            ck_assert(g.ctl.model.d < 0.5 * 0.6 + QC_CTL_TEST_OVER
+                      || g.ctl.bg.tests > 0);
         }
     }
 }
