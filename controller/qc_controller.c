@@ -243,6 +243,7 @@ int qc_ctl_tick(qc_ctl_t *ctl, double dt, double u_tick)
     int surged = down != ctl->tick.surge_down;
 
     ctl->tick.surge_down = down;
+    qc_ctl_surge_rebase(ctl, dt);
     if (ctl->cfg->log_only && u_tick > 0.0) {
         /* the virtual plant's reading (qc_ctl_dry.c), scaled as the
          * period's was */

@@ -192,11 +192,27 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     apr_atomic_set64(&q->surge_base_bits, qc_dbits(
                          (double)apr_atomic_read64(&q->surge_arrived)
                          + qc_surge_slack(ctl->tick.surge_rate)));
+    ctl->tick.surge_t = 0.0;
     qc_ctl_history_append(ctl, now_us);
     apr_atomic_inc64(&q->periods);
     /* Last, so a request that sees the heartbeat sees fresh levels. */
     apr_atomic_set64(&q->heartbeat, (apr_uint64_t)now_us);
     apr_atomic_set32(&q->fail_open_logged, 0);
+}
+
+/* At a tick: the surge guard's room back to its slack (qc_surge_rebase). */
+void qc_ctl_surge_rebase(qc_ctl_t *ctl, double dt)
+{
+    qc_shm_t *q = ctl->cfg->shm;
+    double rate = ctl->tick.surge_rate;
+
+    ctl->tick.surge_t += dt;
+    if (rate > 0.0) {
+        apr_atomic_set64(&q->surge_base_bits, qc_dbits(qc_surge_rebase(
+            qc_bitsd(apr_atomic_read64(&q->surge_base_bits)),
+            (double)apr_atomic_read64(&q->surge_arrived), rate,
+            ctl->tick.surge_t)));
+    }
 }
 
 /* Append to the period's buffer; a line that would not fit is left

@@ -163,10 +163,10 @@ typedef struct {
     unsigned long valves;
     /* The request path's counts of the requests it decided on, at the
      * last period, and of those it sent to the lowest tree, at the last
-     * tick; the arrivals/s of the last period, and the rate it publishes
-     * (0: none). */
+     * tick; the arrivals/s of the last period, the rate it publishes
+     * (0: none), and the seconds since it did. */
     apr_uint64_t surge_seen, surge_down;
-    double surge_r, surge_rate;
+    double surge_r, surge_rate, surge_t;
     int valved;                 /* the valve fired in this period */
     int valved_last;            /* ... in the last one */
 } qc_ctl_ticks_t;

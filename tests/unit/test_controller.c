@@ -329,6 +329,16 @@ START_TEST(test_surge_rate)
     ck_assert(!qc_surge_past(165.0, 116.0, 100.0, 0.5));
     ck_assert(qc_surge_past(167.0, 116.0, 100.0, 0.5));
     ck_assert(!qc_surge_past(1e9, 116.0, 0.0, 0.5));
+    /* rebase: 0.5 s at 100 req/s with 10 requests counted left room
+     * for 66 more; a tick takes it back to the slack, 16 */
+    ck_assert(fabs(qc_surge_rebase(116.0, 110.0, 100.0, 0.5)
+                   - (110.0 + 16.0 - 50.0)) < 1e-9);
+    ck_assert(!qc_surge_past(126.0, qc_surge_rebase(116.0, 110.0, 100.0,
+                                                    0.5), 100.0, 0.5));
+    ck_assert(qc_surge_past(127.0, qc_surge_rebase(116.0, 110.0, 100.0,
+                                                   0.5), 100.0, 0.5));
+    /* ... and never gives room back that the rate used */
+    ck_assert(qc_surge_rebase(116.0, 180.0, 100.0, 0.5) == 116.0);
 }
 END_TEST
 
