@@ -61,9 +61,10 @@ static APR_INLINE double qc_surge_slack(double rate)
 
 /*
  * The base a tick of the controller leaves, t seconds after the rate
- * was published and seq requests counted: what the resource did not
- * do is not done later, so the room the guard leaves (base + rate t -
- * seq) is at most the slack at every tick.  Banked over a light
+ * was published and seq requests counted (publishing itself: t = 0 and
+ * no base yet, HUGE_VAL): what the resource did not do is not done
+ * later, so the room the guard leaves (base + rate t - seq) is at most
+ * the slack at every tick.  Banked over a light
  * stretch, it let a step that came late in a period pass at full
  * quality as many requests as the whole stretch would have (in the
  * simulator, 2 s of a PHP site's work queued in 0.3 s).

@@ -189,9 +189,9 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     /* Rate, then base, then heartbeat: the request path reads them the
      * other way round (qc_surge_guard). */
     apr_atomic_set64(&q->surge_rate_bits, qc_dbits(ctl->tick.surge_rate));
-    apr_atomic_set64(&q->surge_base_bits, qc_dbits(
-                         (double)apr_atomic_read64(&q->surge_arrived)
-                         + qc_surge_slack(ctl->tick.surge_rate)));
+    apr_atomic_set64(&q->surge_base_bits, qc_dbits(qc_surge_rebase(
+                         HUGE_VAL, (double)apr_atomic_read64(&q->surge_arrived),
+                         ctl->tick.surge_rate, 0.0)));
     ctl->tick.surge_t = 0.0;
     qc_ctl_history_append(ctl, now_us);
     apr_atomic_inc64(&q->periods);
