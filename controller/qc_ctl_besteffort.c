@@ -540,10 +540,28 @@ void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
 }
 
 /*
+ * Has guaranteed host i had more requests since the period began than
+ * its contract allows a whole period (Rmax T), by more than a count's
+ * jitter?  A contract is a rate over the loop's period, so however its
+ * requests bunch (a page and its objects) a host within it never is.
+ */
+static int qc_over_contract(qc_ctl_t *ctl, unsigned i)
+{
+    double t = ctl->tick.surge_t;
+    double n = ctl->cfg->vs[i].rmax * ctl->cfg->period;
+
+    return qc_ctl_host_rate(ctl, i, t) * t - n
+           > QC_COUNT_JITTER_SD * sqrt(n);
+}
+
+/*
  * Within a period: a jump of the load decided above the lowest trees
  * (a cold start, a step, a restart on a model that is far off) that
  * keeps the resource saturated for QC_CTL_VALVE_TICKS ticks sends best
- * effort to the lowest tree at once.  The period's loop would act only
+ * effort to the lowest tree at once, and with it each guaranteed host
+ * past its contract (qc_over_contract): what a host has beyond it is
+ * shared excess (paper, 5.1), best effort's to give up; a host within
+ * its contract keeps its level.  The period's loop would act only
  * at its end, and on a link every second at 3x queues two seconds of
  * work that clients then wait for.  The loop restarts from the model
  * in the first period that reads unsaturated, as after its own valve.
@@ -597,12 +615,16 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     ctl->tick.valves++;
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
+        int over = vs->guaranteed && qc_over_contract(ctl, i);
 
         for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
             if (!vs->guaranteed) {
                 qc_be_apply(ctl, vs, k, cl, lowest);
+            }
+            else if (over) {
+                cl->m_applied = fmin(cl->m_applied, 1.0);
             }
             else if (cl->m_applied > qc_pi_output(&cl->pi)) {
                 /* excess sharing gives back what best effort lent */

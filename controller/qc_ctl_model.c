@@ -37,13 +37,12 @@ static int qc_link_queue_fell(const qc_ctl_t *ctl)
  * in between still teach the level of the load, and only a change
  * larger than counting noise teaches what a request costs.
  */
-#define QC_FIT_JITTER_SD 2.0    /* 95% of a Poisson count's jitter */
 
 /* A rate of c = rate dt counts varies by sqrt(c) / dt; the difference
  * of two such by sqrt(2) times that. */
 static int qc_fit_jitter(double v, double held, double dt)
 {
-    return fabs(v - held) <= QC_FIT_JITTER_SD
+    return fabs(v - held) <= QC_COUNT_JITTER_SD
                              * sqrt(2.0 * fmax(v, held) / dt);
 }
 

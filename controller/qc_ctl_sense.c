@@ -166,6 +166,26 @@ double qc_ctl_upper_arrivals(qc_ctl_t *ctl)
     return n;
 }
 
+/* Host i's arrivals/s since its counters were last read, at the
+ * period's start, over the `seconds` since then. */
+double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds)
+{
+    const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
+    double r = 0.0;
+    unsigned j;
+    int k;
+
+    for (k = 0; k < QC_NCLASSES; k++) {
+        const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+        for (j = 0; j <= vs->levels; j++) {
+            r += qc_rate(apr_atomic_read64(&vs->slot->cls[k].level_arrived[j]),
+                         cl->prev.larr[j], seconds);
+        }
+    }
+    return r;
+}
+
 /*
  * Arrivals the counters have not seen yet: the growth of httpd's accept
  * queues over the period (qc_backlog.h); their shrinking is the same

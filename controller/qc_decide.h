@@ -26,6 +26,10 @@
 #define QC_CTL_GROWING 3
 #define QC_CTL_FALLING 0.8
 #define QC_CTL_WAITING_LEAST 0.05
+/* Standard deviations of a Poisson count's jitter that bound 95% of
+ * it: a count that moves less is noise (the fit's regressors, a host's
+ * arrivals against its contract). */
+#define QC_COUNT_JITTER_SD 2.0
 /* Periods of work a request may wait before the loops may refuse
  * (qc_be_mode.h, refusing's gate): one, the loop's own reaction time;
  * past it the tree loop cannot shorten the queue. */

@@ -604,6 +604,73 @@ START_TEST(test_counting_noise_teaches_no_background)
 }
 END_TEST
 
+/*
+ * A cold start with a prior ten times low, read in ticks of a tenth of
+ * a period: a guaranteed host far past its contract (4,000 req/s of an
+ * Rmax of 500) saturates the resource, next to one within its contract
+ * and a light best-effort host.  The valve sends the host past its
+ * contract to its lowest tree within the first period, as it does best
+ * effort; the host within its contract keeps full quality all through.
+ */
+START_TEST(test_valve_sends_down_a_host_past_its_contract)
+{
+    qc_ctl_vs_t vs[3] = {
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 },
+        { "v1:80", NULL, 2, 1, 500.0, 500.0 * 32768, 0, 0.0 },
+        { "v2:80", NULL, 2, 1, 1000.0, 1000.0 * 32768, 0, 0.0 },
+    };
+    plant_t pl[3] = {
+        PLANT(50.0, 8192.0, 32768.0),
+        PLANT(4000.0, 8192.0, 32768.0),
+        PLANT(300.0, 8192.0, 32768.0),
+    };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q = plant_shm(pool, 3);
+    double m1 = 2.0;
+    int period, t;
+    unsigned i;
+
+    plant_one_host(pool, &ctl, &cfg, vs, q, 0.9);
+    cfg.nvs = 3;
+    cfg.a0 *= 0.1;
+    cfg.b0 *= 0.1;
+    cfg.c0 *= 0.1;
+    for (i = 0; i < 3; i++) {
+        vs[i].slot = &q->slots[i];
+    }
+    qc_ctl_init(&ctl, &cfg, pool);
+    for (period = 1; period <= 10; period++) {
+        double u = 0.0;
+
+        for (t = 0; t < 10; t++) {
+            double ut = 0.0;
+
+            for (i = 0; i < 3; i++) {
+                ut += plant_period(&q->slots[i].cls[QC_CLASS_BASIC],
+                                   &pl[i], 2, 0.1);
+            }
+            ut = fmin(ut, 1.0);
+            u += ut / 10.0;
+            qc_ctl_tick(&ctl, 0.1, ut);
+            ck_assert(qc_level_from_fx(
+                q->slots[2].cls[QC_CLASS_BASIC].level_fx) == 2.0);
+        }
+        if (period == 1) {
+            m1 = qc_level_from_fx(q->slots[1].cls[QC_CLASS_BASIC].level_fx);
+        }
+        qc_test_step(&ctl, 1.0, u, 0, (apr_int64_t)period * 1000000);
+        ck_assert(qc_level_from_fx(
+            q->slots[2].cls[QC_CLASS_BASIC].level_fx) == 2.0);
+    }
+    printf("valve at a cold start: the host past its contract at m %.2f "
+           "before the first period ends (%lu firings)\n", m1,
+           ctl.tick.valves);
+    ck_assert_uint_ge(ctl.tick.valves, 1);
+    ck_assert(m1 <= 1.0);
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -617,7 +684,8 @@ int main(void)
         test_saturating_background_holds_every_class,
         test_accept_queue_counts_waiting_arrivals,
         test_excess_sharing_step_rejects_nobody,
-        test_counting_noise_teaches_no_background
+        test_counting_noise_teaches_no_background,
+        test_valve_sends_down_a_host_past_its_contract
     };
 
     return qc_test_main("qc_controller", tests,
