@@ -554,6 +554,37 @@ static int qc_over_contract(qc_ctl_t *ctl, unsigned i)
            > QC_COUNT_JITTER_SD * sqrt(n);
 }
 
+/* The valve's levels: best effort at `lowest`, a guaranteed host past
+ * its contract at its lowest tree, and the others at their own loop's
+ * level where best effort had lent them more. */
+static void qc_valve_apply(qc_ctl_t *ctl, double lowest)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    unsigned i;
+    int k;
+
+    for (i = 0; i < cfg->nvs; i++) {
+        const qc_ctl_vs_t *vs = &cfg->vs[i];
+        int over = vs->guaranteed && qc_over_contract(ctl, i);
+
+        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
+            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
+
+            if (!vs->guaranteed) {
+                qc_be_apply(ctl, vs, k, cl, lowest);
+            }
+            else if (over) {
+                cl->m_applied = fmin(cl->m_applied, 1.0);
+            }
+            else if (cl->m_applied > qc_pi_output(&cl->pi)) {
+                /* excess sharing gives back what best effort lent */
+                cl->m_applied = qc_share_level(qc_pi_output(&cl->pi),
+                                               lowest, vs->levels);
+            }
+        }
+    }
+}
+
 /*
  * Within a period: a jump of the load decided above the lowest trees
  * (a cold start, a step, a restart on a model that is far off) that
@@ -573,11 +604,10 @@ static int qc_over_contract(qc_ctl_t *ctl, unsigned i)
  */
 int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
 {
-    const qc_ctl_config_t *cfg = ctl->cfg;
     double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick.upper;
     double lowest;
-    unsigned i, fewest;
-    int k, jumped = 0;
+    unsigned fewest;
+    int jumped = 0;
 
     ctl->tick.upper = upper;
     if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
@@ -613,25 +643,6 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     ctl->be_why = QC_BE_WHY_VALVE;
     ctl->tick.valved = 1;
     ctl->tick.valves++;
-    for (i = 0; i < cfg->nvs; i++) {
-        const qc_ctl_vs_t *vs = &cfg->vs[i];
-        int over = vs->guaranteed && qc_over_contract(ctl, i);
-
-        for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
-            qc_ctl_class_t *cl = qc_cls(ctl, i, k);
-
-            if (!vs->guaranteed) {
-                qc_be_apply(ctl, vs, k, cl, lowest);
-            }
-            else if (over) {
-                cl->m_applied = fmin(cl->m_applied, 1.0);
-            }
-            else if (cl->m_applied > qc_pi_output(&cl->pi)) {
-                /* excess sharing gives back what best effort lent */
-                cl->m_applied = qc_share_level(qc_pi_output(&cl->pi),
-                                               lowest, vs->levels);
-            }
-        }
-    }
+    qc_valve_apply(ctl, lowest);
     return 1;
 }
