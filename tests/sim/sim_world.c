@@ -354,7 +354,6 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     sim_count(s, p, 0, 0, refused);
     tot = 0.0;
     for (k = 1; k <= M; k++) {
-        sim_count(s, p, 0, k, in[k]);
         tot += in[k];
     }
     if (sc->bounded_queue) {
@@ -371,6 +370,11 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
                 in[k] *= room / tot;
             }
         }
+    }
+    /* httpd counts what the kernel let in: a dropped attempt never
+     * reaches the module's counters */
+    for (k = 1; k <= M; k++) {
+        sim_count(s, p, 0, k, in[k]);
     }
     if (meas) {
         r->offered += first;
