@@ -156,8 +156,9 @@ void qc_level_pay(unsigned m_fx, unsigned share_fx, unsigned M,
  * below the top, while m moves no more than QC_KEEP_FX from m0 and the
  * tree is one of the two around m (at an integral m, the one tree), so
  * that a client's pages come from one tree however its requests fall
- * against the balance, the surge guard and the level's small moves.  Never below m = 1, where each request draws
- * (a refused client's retry has anyone's odds), nor at the top.  What a
+ * against the balance, the surge guard and the level's small moves.
+ * Never below m = 1, where each request draws (a refused client's
+ * retry has anyone's odds), nor at the top.  What a
  * kept connection holds back from the loop is at most QC_KEEP_FX of a
  * tree, or a page: a second of a client that never pauses.
  */

@@ -171,6 +171,7 @@ double qc_ctl_upper_arrivals(qc_ctl_t *ctl)
 double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds)
 {
     const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
+    qc_ctl_counts_t now;
     double r = 0.0;
     unsigned j;
     int k;
@@ -178,9 +179,9 @@ double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds)
     for (k = 0; k < QC_NCLASSES; k++) {
         const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
+        qc_ctl_read_counts(&vs->slot->cls[k], vs->levels, &now);
         for (j = 0; j <= vs->levels; j++) {
-            r += qc_rate(apr_atomic_read64(&vs->slot->cls[k].level_arrived[j]),
-                         cl->prev.larr[j], seconds);
+            r += qc_rate(now.larr[j], cl->prev.larr[j], seconds);
         }
     }
     return r;
