@@ -32,6 +32,12 @@
 #define SIM_STEP_MAX 0.05
 #define SIM_STEP_AT_ONCE 0.005
 #define SIM_MAX_COHORTS 8192
+/* s: a dropped connection attempt is the kernel's to retry, not the
+ * client's: its SYN again after the initial retransmission timeout,
+ * doubling each time (RFC 6298's 1 s, Linux's TCP_TIMEOUT_INIT).  The
+ * client sees an error only once its own timeout passes. */
+#define SIM_SYN_RTO 1.0
+#define SIM_MAX_SYNS 8192
 /* The link of the testbed: 100 Mbit/s, in bytes/s. */
 #define SIM_LINK_BPS 12.5e6
 /* Bytes of a request's headers on the link, and of a 503. */
@@ -51,6 +57,12 @@ typedef struct {
 } sim_run_t;
 
 typedef struct {
+    unsigned pop, tries;
+    double born, due;   /* the first attempt; the next SYN */
+    double n, dirty;
+} sim_syn_t;
+
+typedef struct {
     double thinking;    /* closed: clients waiting to send */
     double active;      /* closed: clients taking part */
     double again, again_dirty;      /* browsers: next objects to send */
@@ -64,6 +76,8 @@ typedef struct {
     unsigned mask;
     sim_cohort_t *c;
     unsigned nc;
+    sim_syn_t syn[SIM_MAX_SYNS];    /* dropped attempts the kernel retries */
+    unsigned nsyn;
     double eligible[SIM_MAX_COHORTS];
     sim_run_t runs[SIM_MAX_COHORTS * M];
     sim_pop_t pop[QC_SC_MAX_POPS];
@@ -221,7 +235,7 @@ static void sim_add(sim_t *s, unsigned pi, double t, const double *n,
 
         while (j-- > 0 && s->nc - j <= QC_SC_MAX_POPS) {
             if (s->c[j].pop == pi && !s->c[j].orphan
-                && t - s->c[j].born < SIM_COHORT) {
+                && fabs(t - s->c[j].born) < SIM_COHORT) {
                 c = &s->c[j];
                 break;
             }
@@ -278,6 +292,96 @@ static void sim_return(sim_t *s, unsigned pi, double n, double dirty,
     sp->thinking += n;
 }
 
+/* Attempts the accept queues had no room for wait for the kernel's next
+ * SYN; those of a population past its clients' timeout fail.  Returns
+ * how many are due at t. */
+static double sim_syn_due(sim_t *s, unsigned pi, double t)
+{
+    const qc_sc_pop_t *p = &s->sc->pops[pi];
+    double due = 0.0;
+    unsigned j, w = 0;
+
+    for (j = 0; j < s->nsyn; j++) {
+        sim_syn_t *e = &s->syn[j];
+
+        if (e->pop == pi && t - e->born > p->timeout) {
+            if (sim_measured(s, t)) {
+                s->res->pop[pi].errors += e->n;
+            }
+            sim_return(s, pi, e->n, 1.0, t);
+            continue;
+        }
+        due += e->pop == pi && e->due <= t ? e->n : 0.0;
+        s->syn[w++] = *e;
+    }
+    s->nsyn = w;
+    return due;
+}
+
+static void sim_syn_push(sim_t *s, unsigned pi, double born, double t,
+                         double n, double dirty, unsigned tries)
+{
+    sim_syn_t *e = NULL;
+    unsigned j;
+
+    if (!(n > 1e-12)) {
+        return;
+    }
+    for (j = s->nsyn; j-- > 0 && !e;) {
+        if (s->syn[j].pop == pi && s->syn[j].tries == tries
+            && fabs(s->syn[j].born - born) < SIM_COHORT) {
+            e = &s->syn[j];
+        }
+    }
+    if (!e) {
+        if (s->nsyn == SIM_MAX_SYNS) {
+            abort();            /* a world larger than it can hold */
+        }
+        e = &s->syn[s->nsyn++];
+        e->pop = pi;
+        e->tries = tries;
+        e->born = born;
+        e->n = e->dirty = 0.0;
+    }
+    e->dirty = (e->dirty * e->n + dirty * n) / (e->n + n);
+    e->n += n;
+    e->due = t + SIM_SYN_RTO * (double)(1u << tries);
+}
+
+/* The share `keep` of the attempts due at t gets in, at the levels'
+ * shares f; the rest waits for the next SYN.  Returns the seconds of the
+ * resource their 503s took. */
+static double sim_syn_retry(sim_t *s, unsigned pi, double t, double keep,
+                            const double *f)
+{
+    const qc_sc_pop_t *p = &s->sc->pops[pi];
+    double busy = 0.0, in[M + 1];
+    unsigned j, k, n0 = s->nsyn;
+
+    for (j = 0; j < n0; j++) {
+        sim_syn_t *e = &s->syn[j];
+        double got = e->n * keep;
+
+        if (e->pop != pi || e->due > t) {
+            continue;
+        }
+        for (k = 1; k <= M; k++) {
+            in[k] = got * f[k];
+            sim_count(s, p, 0, k, in[k]);
+        }
+        if (sim_measured(s, t)) {
+            s->res->pop[pi].refused += got * f[0];
+        }
+        busy += got * f[0] * sim_cost(s->sc, 0);
+        sim_add(s, pi, e->born, in, e->dirty);
+        sim_return(s, pi, got * f[0], 1.0, t);
+        e->n -= got;
+        e->tries++;
+        e->due = t + SIM_SYN_RTO * (double)(1u << e->tries);
+    }
+    return busy;
+}
+
 /* Who arrives in a step of dt at time t, and what becomes of them. */
 static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
 {
@@ -288,6 +392,7 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     double mult = qc_scenario_shape(sc, t), f[M + 1], n, first, refused;
     double cost = sim_pop_cost(sc, pi, M), light = sc->light / sc->npops;
     double dirty = 0.0, m = sim_level(s, p), in[M + 1], drop = 0.0, tot;
+    double retry = sim_syn_due(s, pi, t), keep = 1.0;
     int meas = sim_measured(s, t);
     unsigned k;
 
@@ -364,10 +469,11 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
             all += s->pop[j].inflight;
         }
         room = fmax(SIM_WORKERS + SIM_BACKLOG - all, 0.0);
-        if (tot > room) {
-            drop = tot - room;
+        if (tot + retry > room) {
+            keep = room / (tot + retry);
+            drop = tot * (1.0 - keep);
             for (k = 1; k <= M; k++) {
-                in[k] *= room / tot;
+                in[k] *= keep;
             }
         }
     }
@@ -379,17 +485,16 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     if (meas) {
         r->offered += first;
         r->refused += first * f[0];
-        r->errors += drop;
         if (p->model == QC_SC_RETRY) {
             /* a job fails once its fourth try is refused */
             r->errors += first * f[0] * f[0] * f[0] * f[0];
         }
     }
     sim_add(s, pi, t, in, dirty);
-    /* 503s and dropped connections come back at once (a dropped SYN's
-     * second try is a second away, well within a page) */
-    sim_return(s, pi, refused + drop, 1.0, t);
-    return refused * sim_cost(sc, 0);
+    /* 503s come back at once; dropped attempts at the kernel's next SYN */
+    sim_return(s, pi, refused, 1.0, t);
+    sim_syn_push(s, pi, t, t, drop, dirty, 0);
+    return refused * sim_cost(sc, 0) + sim_syn_retry(s, pi, t, keep, f);
 }
 
 /* A step of processor sharing: every request in service gets the same
@@ -754,6 +859,11 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
                     fprintf(sim_trace, " m%u %.2f", j,
                             sim_level(&s, &sc->pops[j]));
                 }
+                /* the calibration and the fit's costs of the top
+                 * tree, the lowest and a 503 */
+                fprintf(sim_trace, " k %.2f a %.2g %.2g c %.2g",
+                        ctl.calib.k, qc_rls_a(&ctl.rls),
+                        qc_rls_a_tree(&ctl.rls, M - 1), qc_rls_c(&ctl.rls));
                 fprintf(sim_trace, " | %s\n", qc_be_why_text(ctl.be_why));
             }
             for (j = 0; j < sc->npops && sim_measured(&s, t); j++) {

@@ -41,7 +41,8 @@ typedef struct {
     double refused;     /* first attempts answered 503, so that over
                          * offered it is a share (a retry's next 503s
                          * are the same request's) */
-    double errors;      /* timed out or dropped */
+    double errors;      /* timed out, waiting for a reply or for
+                         * the kernel to let the connection in */
     double pages, whole, mixed;     /* browsers */
     double jobs_ok;     /* retrying clients: jobs that got a 2xx */
     double good;        /* goodput in requests: whole pages' requests,
