@@ -428,98 +428,122 @@ static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
  * output is a fraction of each host's range; its process gain sums the
  * classes it drives, each scaled by that host's M.
  */
-double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
+/* What best effort decides on in a period: its level m_b as the period
+ * began, the lowest tree's, the target (a drain's taken off), the
+ * level the model gives for it (m_ff), the trend's shift and what the
+ * classes hold at m_b. */
+typedef struct {
+    double m_b, lowest, target, m_ff, follow;
+    qc_be_sum_t sum;
+} qc_be_plan_t;
+
+static void qc_be_plan(qc_ctl_t *ctl, double u_guaranteed, qc_be_plan_t *pl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double m_b = qc_pi_output(&ctl->be), m_ff, target, follow;
-    double refuse;
-    double lowest = 1.0 / qc_min_levels(ctl);
-    int saturated = ctl->reading.saturated, restored = 0;
-    qc_be_sum_t sum = { 0.0, 0.0, 0.0, 0.0 };
 
-    sum.u_guaranteed = u_guaranteed;
-    qc_be_each(ctl, m_b, qc_be_sum_one, &sum);
+    memset(pl, 0, sizeof(*pl));
+    pl->m_b = qc_pi_output(&ctl->be);
+    pl->lowest = 1.0 / qc_min_levels(ctl);
+    pl->sum.u_guaranteed = u_guaranteed;
+    qc_be_each(ctl, pl->m_b, qc_be_sum_one, &pl->sum);
     ctl->be_target = qc_target_best_effort(&ctl->model, cfg->bound,
-                                           sum.u_guaranteed);
+                                           pl->sum.u_guaranteed);
     /* Work still queued from an overload is drained within a few
      * periods, below the bound, not at the spare capacity the bound
      * leaves. */
-    target = ctl->be_target;
+    pl->target = ctl->be_target;
     if (ctl->sat.draining) {
-        target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
-        target = target > 0.0 ? target : 0.0;
+        pl->target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
+        pl->target = pl->target > 0.0 ? pl->target : 0.0;
     }
-    if (sum.gain <= 0.0) {
-        sum.gain = QC_PI_GAIN_MIN;
+    if (pl->sum.gain <= 0.0) {
+        pl->sum.gain = QC_PI_GAIN_MIN;
     }
     /* sum.u_guaranteed is now what the guaranteed loops hold. */
-    m_ff = qc_pi_invert_above(qc_be_util, ctl, lowest, 1.0,
-                              target + sum.u_guaranteed);
-    follow = qc_be_trend(ctl, sum.r, target + sum.u_guaranteed, m_ff,
-                         lowest);
-    qc_be_note_over(ctl);
-    ctl->be_mode = qc_be_choose(ctl, m_b, lowest, target, &ctl->be_why);
+    pl->m_ff = qc_pi_invert_above(qc_be_util, ctl, pl->lowest, 1.0,
+                                  pl->target + pl->sum.u_guaranteed);
+    pl->follow = qc_be_trend(ctl, pl->sum.r,
+                             pl->target + pl->sum.u_guaranteed, pl->m_ff,
+                             pl->lowest);
+}
+
+/* What the period's mode does to best effort's loop.  Returns 1 where
+ * it put the level back from outside the loop (no up limit then). */
+static int qc_be_act(qc_ctl_t *ctl, const qc_be_plan_t *pl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    int saturated = ctl->reading.saturated;
+
     switch (ctl->be_mode) {
     case QC_BE_BG_TEST:
         /* its reading is the next period's */
-        qc_be_test_start(ctl, m_b, lowest);
-        break;
+        qc_be_test_start(ctl, pl->m_b, pl->lowest);
+        return 0;
     case QC_BE_BACKGROUND:
         /* Nothing shed lowers the reading (qc_note_background_alone): the
          * top; or a test found the background real: back where the loop
          * was.  Saturated or not (a backup job may fill the CPU). */
-        restored = 1;
         qc_pi_restart(&ctl->be, ctl->bg.full ? 1.0 : ctl->bg.restore);
         ctl->bg.restore = 0.0;
         ctl->sat.restart = 0;
-        break;
+        return 1;
     case QC_BE_RESTART:
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
-        qc_pi_restart(&ctl->be, m_ff);
+        qc_pi_restart(&ctl->be, pl->m_ff);
         ctl->sat.restart = 0;
-        break;
+        return 0;
     case QC_BE_LOWEST:
         /* Saturated with nothing left to drain although the levels were
          * the model's: it is off by a factor the search (qc_calib.h)
          * would take periods to find, while the queue grows.  Everyone
          * goes to the lowest tree until the sensor reads unsaturated,
          * then restarts where the model calibrated on that says. */
-        qc_be_to_lowest(ctl, lowest);
-        break;
+        qc_be_to_lowest(ctl, pl->lowest);
+        return 0;
     default:
-        if (!qc_ctl_jump(ctl, &ctl->be, target, sum.u, m_ff, lowest, 1)) {
-            /* On a saturated resource best effort only goes down. */
-            qc_pi_step(&ctl->be, target, sum.u, sum.gain, cfg->period,
-                       cfg->gain_margin, saturated ? 0.0 : QC_PI_APPLIED_OWN);
-            if (!(saturated && follow > 0.0)) {
-                qc_pi_shift(&ctl->be, follow);
-            }
+        break;
+    }
+    if (!qc_ctl_jump(ctl, &ctl->be, pl->target, pl->sum.u, pl->m_ff,
+                     pl->lowest, 1)) {
+        /* On a saturated resource best effort only goes down. */
+        qc_pi_step(&ctl->be, pl->target, pl->sum.u, pl->sum.gain,
+                   cfg->period, cfg->gain_margin,
+                   saturated ? 0.0 : QC_PI_APPLIED_OWN);
+        if (!(saturated && pl->follow > 0.0)) {
+            qc_pi_shift(&ctl->be, pl->follow);
         }
     }
+    return 0;
+}
+
+double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
+{
+    qc_be_plan_t pl;
+    double refuse;
+    int restored;
+
+    qc_be_plan(ctl, u_guaranteed, &pl);
+    qc_be_note_over(ctl);
+    ctl->be_mode = qc_be_choose(ctl, pl.m_b, pl.lowest, pl.target,
+                                &ctl->be_why);
+    restored = qc_be_act(ctl, &pl);
     if (ctl->tick.valved && ctl->be_mode == QC_BE_TRACK) {
         /* The valve sent the loop to the lowest tree within the period,
          * and it goes on from there: the period is the valve's. */
         ctl->be_mode = QC_BE_LOWEST;
         ctl->be_why = QC_BE_WHY_VALVE;
     }
-    if (qc_pi_output(&ctl->be) > m_b && !restored) {
-        qc_hold_up(&ctl->be, m_b, lowest);
+    if (qc_pi_output(&ctl->be) > pl.m_b && !restored) {
+        qc_hold_up(&ctl->be, pl.m_b, pl.lowest);
     }
-    /* Refusing asks the target for the offered load, not the drain's:
-     * a queue left by an overshoot is no load the lowest tree cannot
-     * carry.  And the fit's own cost must say so too: a calibration
-     * searched up while saturated is a lower bound of the load then,
-     * not a price of the lowest tree (doc/control.md, "When a 503 may
-     * help").  Outside overflow, whose measured queue says the lowest
-     * tree cannot carry the load, only a saturated reading says so. */
     /* The trees are the loop's; below the lowest, refusing's. */
-    qc_pi_hold_floor(&ctl->be, lowest);
-    refuse = qc_be_refuse_share(ctl, lowest);
+    qc_pi_hold_floor(&ctl->be, pl.lowest);
+    refuse = qc_be_refuse_share(ctl, pl.lowest);
     if (refuse > 0.0) {
-        qc_pi_restart(&ctl->be, lowest);
+        qc_pi_restart(&ctl->be, pl.lowest);
     }
-    ctl->be_last = refuse > 0.0 ? lowest * (1.0 - refuse)
+    ctl->be_last = refuse > 0.0 ? pl.lowest * (1.0 - refuse)
                    : qc_pi_output(&ctl->be);
     return ctl->be_last;
 }

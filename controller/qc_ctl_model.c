@@ -72,6 +72,41 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
     return u;
 }
 
+/*
+ * Does the period's reading teach the fit?
+ *
+ * A saturated reading bounds the load of the period's own requests
+ * from below only if nothing was queued when it began: after a
+ * saturated period it is the backlog's as much as theirs (periods
+ * with no arrivals at all read 0.99 and taught the background d the
+ * whole link).  Past the longest drain, a saturation that persists
+ * is the requests' own (the lowest tree's cost must be learnt then,
+ * or a load it cannot carry is never refused), if there are any and
+ * the link's queue did not fall by QC_CTL_LINK_FELL of the period:
+ * a link that sent that much more than the period put on it was
+ * not full of the period's own replies (a drain while most are
+ * refused taught d the whole link).  The fit censors the ones it
+ * keeps.  Otherwise, right after a jump of the load and in the period
+ * after a saturated one with work left to drain, the sensor still sees
+ * old load: such a period would teach the model the lag, not the costs.
+ * So does the period the valve fired in, and the next: the fit would
+ * learn the top tree's work queued before it fired as the lowest's
+ * (a PHP site's snapshots were fitted at 2.3 times their cost, and
+ * 503s followed).
+ */
+static int qc_reading_teaches(const qc_ctl_t *ctl)
+{
+    const qc_reading_t *rd = &ctl->reading;
+
+    return rd->known && !rd->lagging
+           && (rd->saturated
+               ? rd->fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
+                               && rd->served > 0.0
+                               && !qc_link_queue_fell(ctl))
+               : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
+                 && !rd->jumped);
+}
+
 void qc_ctl_update_model(qc_ctl_t *ctl, double dt)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
@@ -97,31 +132,7 @@ void qc_ctl_update_model(qc_ctl_t *ctl, double dt)
     }
     x.w = rd->w;
     x.r_rej = rd->r_rej;
-    /* A saturated reading bounds the load of the period's own requests
-     * from below only if nothing was queued when it began: after a
-     * saturated period it is the backlog's as much as theirs (periods
-     * with no arrivals at all read 0.99 and taught the background d the
-     * whole link).  Past the longest drain, a saturation that persists
-     * is the requests' own (the lowest tree's cost must be learnt then,
-     * or a load it cannot carry is never refused), if there are any and
-     * the link's queue did not fall by QC_CTL_LINK_FELL of the period:
-     * a link that sent that much more than the period put on it was
-     * not full of the period's own replies (a drain while most are
-     * refused taught d the whole link).
-     * The fit censors the ones it keeps.  Otherwise,
-     * right after a jump of the load and in the period after a
-     * saturated one with work left to drain, the sensor still sees old
-     * load: such a period would teach the model the lag, not the costs.
-     * So does the period the valve fired in, and the next: the fit would
-     * learn the top tree's work queued before it fired as the lowest's
-     * (a PHP site's snapshots were fitted at 2.3 times their cost, and
-     * 503s followed). */
-    if (rd->known && !rd->lagging
-        && (rd->saturated
-            ? rd->fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                            && rd->served > 0.0 && !qc_link_queue_fell(ctl))
-            : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
-              && !rd->jumped)) {
+    if (qc_reading_teaches(ctl)) {
         qc_rls_update(&ctl->rls, &x,
                       qc_fit_denoise(ctl, &x, ctl->u_measured, dt));
     }

@@ -397,10 +397,15 @@ static void qc_expect_upper(qc_ctl_t *ctl)
     ctl->tick.upper_rate = fmax(ctl->tick.upper_rate, expect);
 }
 
-void qc_ctl_policy(qc_ctl_t *ctl)
+/*
+ * The period's reading made the loops' measure: the model load of what
+ * was decided, the backlog and drain, k (qc_calib.h) and each class's
+ * calibrated load, then the checks that read them and the wait.
+ */
+static void qc_ctl_calibrate(qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
-    double u_guaranteed = 0.0, u_model = 0.0, m_b;
+    double u_model = 0.0;
     int draining, expected_over;
     unsigned i;
     int k;
@@ -438,7 +443,16 @@ void qc_ctl_policy(qc_ctl_t *ctl)
     qc_check_resource(ctl);
     qc_bg_note_alone(ctl);
     qc_note_wait(ctl);
+}
 
+void qc_ctl_policy(qc_ctl_t *ctl)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    double u_guaranteed = 0.0, m_b;
+    unsigned i;
+    int k;
+
+    qc_ctl_calibrate(ctl);
     for (i = 0; i < cfg->nvs; i++) {
         if (cfg->vs[i].guaranteed && !cfg->vs[i].fixed) {
             u_guaranteed += qc_guaranteed_targets(ctl, i);
