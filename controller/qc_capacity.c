@@ -90,10 +90,24 @@ double qc_cap_threshold(const qc_cap_params_t *p, double peak_rate,
     return qc_clampd(th, 0.0, k);
 }
 
+/* Eq. 3: the queue Tc ahead, on its trend since the last period, so
+ * that a queue on its way to the threshold counts before it gets
+ * there. */
+static double qc_cap_forecast(const qc_cap_t *c, const qc_cap_params_t *p,
+                              double ell)
+{
+    double slope = qc_cap_nonneg(c->prev_queue)
+                   ? (ell - c->prev_queue) / p->period : 0.0;
+
+    /* A queue holds 0 to K; clipping changes no decision as ℓ_th is in
+     * (0, K]. */
+    return qc_clampd(ell + slope * p->forecast, 0.0, p->queue_limit);
+}
+
 double qc_cap_update(qc_cap_t *c, const qc_cap_params_t *p,
                      const qc_cap_sample_t *s)
 {
-    double cap, lambda, mu, eps, peak, ell, slope, predicted, th, next;
+    double cap, lambda, mu, eps, peak, ell, predicted, th, next;
     int violated, optimistic, pessimistic;
 
     if (c == NULL) {
@@ -115,12 +129,7 @@ double qc_cap_update(qc_cap_t *c, const qc_cap_params_t *p,
     /* The peak of sub-periods is never under their mean. */
     peak = s->peak_rate > lambda ? s->peak_rate : lambda;
     ell = s->queue_avg;
-
-    slope = qc_cap_nonneg(c->prev_queue)
-            ? (ell - c->prev_queue) / p->period : 0.0;
-    /* A queue holds 0 to K; clipping changes no decision as ℓ_th is in
-     * (0, K]. */
-    predicted = qc_clampd(ell + slope * p->forecast, 0.0, p->queue_limit);
+    predicted = qc_cap_forecast(c, p, ell);
 
     th = qc_cap_threshold(p, peak, cap);
     violated = eps >= p->tolerance;

@@ -177,12 +177,36 @@ void qc_ctl_capacity_rescale(qc_ctl_t *ctl, double s)
     }
 }
 
-void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
+/* The estimator (qc_capacity.h) is pure and knows only connections:
+ * it is handed the period's counts and the queues' limit, not the
+ * controller. */
+static void qc_cap_reading(const qc_ctl_t *ctl, double dt,
+                           qc_cap_params_t *p, qc_cap_sample_t *s)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
+    double accepted;
+
+    /* Accepted: what arrived, less what was dropped or still waits. */
+    accepted = ctl->cp.attempts - ctl->cp.drops
+               - (ctl->cp.q_last - ctl->cp.q_first);
+    p->queue_limit = (double)ctl->cp.limit;
+    p->period = dt;
+    p->forecast = QC_CAP_FORECAST_PERIODS * dt;
+    p->tolerance = cfg->drop_tolerance > 0.0 ? cfg->drop_tolerance
+                   : QC_CAP_TOLERANCE_DEFAULT;
+    p->alpha = QC_CAP_ALPHA_DEFAULT;
+    s->arrived = ctl->cp.attempts;
+    s->accepted = accepted > 0.0 ? accepted : 0.0;
+    s->dropped = ctl->cp.drops;
+    s->queue_avg = ctl->cp.q_area / ctl->cp.q_time;
+    s->peak_rate = ctl->cp.peak;
+}
+
+void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
+{
     qc_cap_params_t p;
     qc_cap_sample_t s;
-    double served, r = qc_cap_requests(ctl, &served), accepted, rate;
+    double served, r = qc_cap_requests(ctl, &served), rate;
 
     if (ctl->cp.attempts >= 0.0) {
         ctl->cp.syn_total += ctl->cp.attempts;
@@ -191,20 +215,7 @@ void qc_ctl_capacity_period(qc_ctl_t *ctl, double dt)
     }
     if (ctl->cp.attempts >= 0.0 && ctl->cp.q_time > 0.0
         && ctl->cp.limit > 0 && dt > 0.0) {
-        /* Accepted: what arrived, less what was dropped or still waits. */
-        accepted = ctl->cp.attempts - ctl->cp.drops
-                   - (ctl->cp.q_last - ctl->cp.q_first);
-        p.queue_limit = (double)ctl->cp.limit;
-        p.period = dt;
-        p.forecast = QC_CAP_FORECAST_PERIODS * dt;
-        p.tolerance = cfg->drop_tolerance > 0.0 ? cfg->drop_tolerance
-                      : QC_CAP_TOLERANCE_DEFAULT;
-        p.alpha = QC_CAP_ALPHA_DEFAULT;
-        s.arrived = ctl->cp.attempts;
-        s.accepted = accepted > 0.0 ? accepted : 0.0;
-        s.dropped = ctl->cp.drops;
-        s.queue_avg = ctl->cp.q_area / ctl->cp.q_time;
-        s.peak_rate = ctl->cp.peak;
+        qc_cap_reading(ctl, dt, &p, &s);
         /* The estimate counts connections; with keep-alive each carries
          * several requests. */
         if (s.accepted >= QC_CAP_RPC_MIN_CONNS) {

@@ -136,23 +136,14 @@ void qc_ctl_history_append(qc_ctl_t *ctl, apr_int64_t now_us)
     apr_atomic_set64(&q->hist_count, n + 1);
 }
 
-void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
+/* The model the loops steer by, so that the status page shows what
+ * they believe a request costs, and in which unit. */
+static void qc_publish_model(const qc_ctl_t *ctl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_shm_t *q = cfg->shm;
-    apr_uint32_t before = apr_atomic_read32(&q->warnings);
-    unsigned i, j;
-    int k;
+    unsigned j;
 
-    qc_ctl_publish_levels(ctl);
-    for (i = 0; i < cfg->nvs; i++) {
-        for (k = 0; k < QC_NCLASSES; k++) {
-            qc_publish_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
-                             cfg->vs[i].fixed);
-        }
-    }
-    apr_atomic_set64(&q->accept_queue, ctl->queued < 0 ? ~(apr_uint64_t)0
-                     : (apr_uint64_t)ctl->queued);
     apr_atomic_set64(&q->a_bits, qc_dbits(ctl->model.a));
     apr_atomic_set64(&q->b_bits, qc_dbits(ctl->model.b));
     apr_atomic_set64(&q->c_bits, qc_dbits(ctl->model.c));
@@ -169,6 +160,26 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
                          qc_ctl_unit_code(qc_sensor_unit(
                                               &cfg->sensors[0])));
     }
+}
+
+void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
+{
+    const qc_ctl_config_t *cfg = ctl->cfg;
+    qc_shm_t *q = cfg->shm;
+    apr_uint32_t before = apr_atomic_read32(&q->warnings);
+    unsigned i;
+    int k;
+
+    qc_ctl_publish_levels(ctl);
+    for (i = 0; i < cfg->nvs; i++) {
+        for (k = 0; k < QC_NCLASSES; k++) {
+            qc_publish_class(qc_cls(ctl, i, k), &cfg->vs[i].slot->cls[k],
+                             cfg->vs[i].fixed);
+        }
+    }
+    apr_atomic_set64(&q->accept_queue, ctl->queued < 0 ? ~(apr_uint64_t)0
+                     : (apr_uint64_t)ctl->queued);
+    qc_publish_model(ctl);
     apr_atomic_set32(&q->warnings, ctl->warnings);
     apr_atomic_set32(&q->refuse_gate, (apr_uint32_t)qc_ctl_refuse_gate(ctl));
     if (before != ctl->warnings) {

@@ -86,6 +86,21 @@ static void qc_link_queue(qc_ctl_config_t *cfg, qc_ctl_input_t *in)
     }
 }
 
+/* The period's step reads the slow sensors, not the ticks' copy, so
+ * that its input spans the whole period (dt seconds, to now). */
+static void qc_period_step(qc_ctl_t *ctl, double now, double dt,
+                           long queued)
+{
+    qc_ctl_config_t *cfg = ctl->cfg;
+    qc_ctl_input_t in;
+
+    in = qc_ctl_input(dt, qc_sensors_max(cfg->sensors, cfg->nsensors, now),
+                      queued, apr_time_now());
+    qc_link_queue(cfg, &in);
+    in.rescale = qc_sensors_rescale(cfg->sensors, cfg->nsensors);
+    qc_ctl_step(ctl, in);
+}
+
 /*
  * The timer: a tick every period / qc_ticks(), the period's step at
  * every last one.  The ticks read a copy of the sensors, so that the
@@ -110,7 +125,6 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
     while (!*stop) {
         struct timespec ts;
         double now, cpu0;
-        qc_ctl_input_t in;
 
         next += tick_len;
         ts.tv_sec = (time_t)next;
@@ -138,12 +152,7 @@ int qc_ctl_run(qc_ctl_t *ctl, volatile sig_atomic_t *stop, pid_t parent)
         qc_ctl_tick(ctl, now - last_tick,
                     qc_sensors_max(fast, cfg->nsensors, now));
         last_tick = now;
-        in = qc_ctl_input(now - last,
-                          qc_sensors_max(cfg->sensors, cfg->nsensors, now),
-                          queued, apr_time_now());
-        qc_link_queue(cfg, &in);
-        in.rescale = qc_sensors_rescale(cfg->sensors, cfg->nsensors);
-        qc_ctl_step(ctl, in);
+        qc_period_step(ctl, now, now - last, queued);
         last = now;
         qc_power_publish(cfg, now);
         apr_atomic_set64(&cfg->shm->period_cpu_ns, (apr_uint64_t)

@@ -155,13 +155,50 @@ static int qc_rls_field(const char **sp, const char *key, double lo,
     return 0;
 }
 
+/* " p=<upper triangle>": the one field that is not key=number but a
+ * list, written row by row (qc_rls_format) since P is symmetric; both
+ * halves are filled from it. */
+static int qc_rls_read_p(const char **sp, double p[NP][NP], char *why,
+                         size_t len)
+{
+    const char *s = *sp, *rest, *err;
+    double v;
+    int i, j;
+
+    while (*s == ' ') {
+        s++;
+    }
+    if (strncmp(s, "p=", 2) != 0) {
+        return qc_rls_why(why, len, "expected p= at \"%.12s\"", s);
+    }
+    s += 2;
+    for (i = 0; i < NP; i++) {
+        for (j = i; j < NP; j++) {
+            if (!(i == 0 && j == 0) && *s++ != ',') {
+                return qc_rls_why(why, len, "p: expected %d entries, "
+                                  "comma-separated", NP * (NP + 1) / 2);
+            }
+            if ((err = qc_parse_number(s, &v, &rest)) != NULL) {
+                return qc_rls_why(why, len, "p[%d][%d]=%.*s: %s", i, j,
+                                  (int)strcspn(s, " ,") > 24 ? 24
+                                  : (int)strcspn(s, " ,"), s, err);
+            }
+            s = rest;
+            p[i][j] = v;
+            p[j][i] = v;
+        }
+    }
+    *sp = s;
+    return 0;
+}
+
 int qc_rls_read(qc_rls_t *rls, const char *line, char *why, size_t len)
 {
     qc_rls_t st;
     char name[8];
-    const char *s = line, *rest, *err;
+    const char *s = line;
     double v;
-    int i, j;
+    int i;
 
     if (line == NULL || strncmp(s, "qcrls2 ", 7) != 0) {
         return qc_rls_why(why, len, "not a state line (it starts with "
@@ -192,28 +229,8 @@ int qc_rls_read(qc_rls_t *rls, const char *line, char *why, size_t len)
                         len)) {
         return -1;
     }
-    while (*s == ' ') {
-        s++;
-    }
-    if (strncmp(s, "p=", 2) != 0) {
-        return qc_rls_why(why, len, "expected p= at \"%.12s\"", s);
-    }
-    s += 2;
-    for (i = 0; i < NP; i++) {
-        for (j = i; j < NP; j++) {
-            if (!(i == 0 && j == 0) && *s++ != ',') {
-                return qc_rls_why(why, len, "p: expected %d entries, "
-                                  "comma-separated", NP * (NP + 1) / 2);
-            }
-            if ((err = qc_parse_number(s, &v, &rest)) != NULL) {
-                return qc_rls_why(why, len, "p[%d][%d]=%.*s: %s", i, j,
-                                  (int)strcspn(s, " ,") > 24 ? 24
-                                  : (int)strcspn(s, " ,"), s, err);
-            }
-            s = rest;
-            st.p[i][j] = v;
-            st.p[j][i] = v;
-        }
+    if (qc_rls_read_p(&s, st.p, why, len) != 0) {
+        return -1;
     }
     while (*s == ' ' || *s == '\r') {
         s++;

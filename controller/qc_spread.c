@@ -74,12 +74,38 @@ static double qc_spread_dispersion(const double *h, double h_total,
     return (k & 1 ? r[k / 2] : 0.5 * (r[k / 2 - 1] + r[k / 2])) / 0.455;
 }
 
+/* Which buckets hold a heavy key, from the decayed counts (total of
+ * them) at dispersion phi: only load that chance cannot make
+ * (qc_spread.h), and a marked bucket keeps its mark down to a margin
+ * under the line, lest a key near it move the threshold to and fro. */
+static apr_uint64_t qc_spread_heavy(const qc_spread_t *sp, double total,
+                                    double phi)
+{
+    double fair = total / QC_BUCKETS;
+    apr_uint64_t mask = 0;
+    unsigned b;
+
+    for (b = 0; b < QC_BUCKETS; b++) {
+        apr_uint64_t bit = (apr_uint64_t)1 << b;
+        double heavy = QC_SPREAD_HEAVY * fair;
+        double margin = QC_SPREAD_HYSTERESIS * sqrt(phi * heavy);
+
+        if (sp->mask != QC_SPREAD_ALL && (sp->mask & bit)
+            ? sp->h[b] > heavy - margin
+            : sp->h[b] > heavy + margin
+              && sp->h[b] > fair + QC_SPREAD_SIGMAS * sqrt(phi * fair)) {
+            mask |= bit;
+        }
+    }
+    return mask;
+}
+
 apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
                               double arrived)
 {
-    double total = 0.0, counted = 0.0, before = 0.0, fair, phi;
+    double total = 0.0, counted = 0.0, before = 0.0, phi;
     double n[QC_BUCKETS], expected[QC_BUCKETS];
-    apr_uint64_t mask = 0;
+    apr_uint64_t mask;
     unsigned b;
 
     for (b = 0; b < QC_BUCKETS; b++) {
@@ -113,19 +139,7 @@ apr_uint64_t qc_spread_update(qc_spread_t *sp, const apr_uint64_t *counts,
     if (total < QC_SPREAD_MIN_COUNT || !(phi > 0.0)) {
         return sp->mask;
     }
-    fair = total / QC_BUCKETS;
-    for (b = 0; b < QC_BUCKETS; b++) {
-        apr_uint64_t bit = (apr_uint64_t)1 << b;
-        double heavy = QC_SPREAD_HEAVY * fair;
-        double margin = QC_SPREAD_HYSTERESIS * sqrt(phi * heavy);
-
-        if (sp->mask != QC_SPREAD_ALL && (sp->mask & bit)
-            ? sp->h[b] > heavy - margin
-            : sp->h[b] > heavy + margin
-              && sp->h[b] > fair + QC_SPREAD_SIGMAS * sqrt(phi * fair)) {
-            mask |= bit;
-        }
-    }
+    mask = qc_spread_heavy(sp, total, phi);
     sp->mask = mask;
     /* A sample twice as large is taken once; after that, only a
      * population that has changed moves the threshold. */
