@@ -565,17 +565,16 @@ void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
 
 /*
  * Has guaranteed host i had more requests since the period began than
- * its contract allows a whole period (Rmax T), by more than a count's
- * jitter?  A contract is a rate over the loop's period, so however its
- * requests bunch (a page and its objects) a host within it never is.
+ * its contract allows a whole period (qc_past_contract)?  A contract is
+ * a rate over the loop's period, so however its requests bunch (a page
+ * and its objects) a host within it never has.
  */
 static int qc_over_contract(qc_ctl_t *ctl, unsigned i)
 {
     double t = ctl->tick.surge_t;
-    double n = ctl->cfg->vs[i].rmax * ctl->cfg->period;
 
-    return qc_ctl_host_rate(ctl, i, t) * t - n
-           > QC_COUNT_JITTER_SD * sqrt(n);
+    return qc_past_contract(ctl, i, qc_ctl_host_rate(ctl, i, t) * t,
+                            ctl->cfg->period);
 }
 
 /* The valve's levels: best effort at `lowest`, a guaranteed host past

@@ -305,3 +305,29 @@ double qc_arrivals(const qc_ctl_t *ctl)
     }
     return r;
 }
+
+/*
+ * Is a count of guaranteed host i's requests over `seconds` past what
+ * its contract allows in that time, by more than a count's jitter?  The
+ * contract is Rmax requests/s and Wmax bytes/s (paper, 5.1): at the top
+ * tree's mean reply the bytes allow Wmax / x requests a second, and the
+ * lesser of the two is the allowance.  Within it a host is owed its top
+ * tree whatever the model says its requests cost.
+ */
+int qc_past_contract(qc_ctl_t *ctl, unsigned i, double count,
+                     double seconds)
+{
+    const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
+    double rate = vs->rmax, n;
+    int k;
+
+    for (k = 0; k < QC_NCLASSES && vs->wmax > 0.0; k++) {
+        double x = qc_cls(ctl, i, k)->xbar[vs->levels - 1];
+
+        if (x > 0.0) {
+            rate = fmin(rate, vs->wmax / x);
+        }
+    }
+    n = rate * seconds;
+    return count - n > QC_COUNT_JITTER_SD * sqrt(n);
+}

@@ -39,6 +39,15 @@ static void qc_link_model(const qc_ctl_t *ctl, qc_model_t *phys)
     phys->b = 1.0 / ctl->link_bps;
 }
 
+/* Arrivals/s of a host's classes in the period. */
+static double qc_host_arrivals(qc_ctl_t *ctl, const qc_ctl_vs_t *vs)
+{
+    unsigned i = (unsigned)(vs - ctl->cfg->vs);
+
+    return qc_cls(ctl, i, QC_CLASS_PREMIUM)->r
+           + qc_cls(ctl, i, QC_CLASS_BASIC)->r;
+}
+
 /* Premium gets the guarantee less the cost of rejecting basic; basic
  * gets what premium leaves (paper §5.2), in measured units.  On a link
  * the guarantee's share and each class's load are at least what physics
@@ -91,6 +100,16 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
          * lowest tree for the background's test. */
         qc_pi_restart(&cl->pi, vs->levels);
         return ctl->bg.test ? 1.0 : vs->levels;
+    }
+    if (!qc_past_contract(ctl, (unsigned)(vs - ctl->cfg->vs),
+                          qc_host_arrivals(ctl, vs) * ctl->cfg->period,
+                          ctl->cfg->period)) {
+        /* Within its contract a host is owed its top tree (5.1); the
+         * model only says how far to send down one past it.  A fit
+         * whose top-tree cost collapsed under a background job priced
+         * such a host's target at 0 and sent it down. */
+        qc_pi_restart(&cl->pi, vs->levels);
+        return vs->levels;
     }
     if (applied != QC_PI_APPLIED_OWN
         || !qc_ctl_jump(ctl, &cl->pi, cl->u_target, cl->u, m_ff, 1.0, 0)) {

@@ -107,6 +107,8 @@ double qc_held(const qc_ctl_class_t *cl, double u);
 double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
                       unsigned levels, double target);
 double qc_arrivals(const qc_ctl_t *ctl);
+int qc_past_contract(qc_ctl_t *ctl, unsigned i, double count,
+                     double seconds);
 /* Refusing's gate, from the period's wait against QC_CTL_WAIT_PERIODS
  * periods (qc_be_mode.h). */
 qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
