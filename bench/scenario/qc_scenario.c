@@ -140,7 +140,7 @@ static void sc_pop(qc_scenario_t *sc, uint64_t *s, unsigned host,
 void qc_scenario_make(qc_scenario_t *sc, uint64_t seed)
 {
     uint64_t s = seed;
-    double guaranteed = 0.0;
+    double guaranteed = 0.0, fit;
     unsigned i;
 
     memset(sc, 0, sizeof(*sc));
@@ -181,9 +181,12 @@ void qc_scenario_make(qc_scenario_t *sc, uint64_t seed)
         h->premium_list = qc_sc_unit(&s) < 0.4;
         guaranteed += h->rmax_share;
     }
-    /* the contracts fit under the bound (apachectl -t checks it) */
-    for (i = 0; guaranteed > 0.7 * sc->bound && i < sc->nhosts; i++) {
-        sc->hosts[i].rmax_share *= 0.7 * sc->bound / guaranteed;
+    /* The contracts fit under the bound at the prior's costs: apachectl
+     * -t prices them at QosCtlModel and refuses a plan past the bound
+     * (QC10006), so a prior 10x high leaves room for a tenth. */
+    fit = 0.7 * sc->bound / fmax(sc->prior, 1.0);
+    for (i = 0; guaranteed > fit && i < sc->nhosts; i++) {
+        sc->hosts[i].rmax_share *= fit / guaranteed;
     }
     for (i = 0; i < sc->nhosts && sc->npops < QC_SC_MAX_POPS; i++) {
         sc_pop(sc, &s, i, 0);
