@@ -246,12 +246,17 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
 
 /*
  * A saturation the loop met while holding the bound (its last
- * unsaturated reading near the target, at about today's arrivals and
- * level m_b): the chance of a noisy sensor, not a model off by a factor.
+ * unsaturated reading near u_held, the reading at best effort's target,
+ * at about today's arrivals and level m_b): the chance of a noisy
+ * sensor, not a model off by a factor.  u_held counts what the reading
+ * holds besides best effort, the guaranteed classes and the background:
+ * against best effort's target alone, a background of half the bound
+ * made every saturation look held, and best effort stayed at its top
+ * on a link a closed loop kept full for 30 s.
  */
-static int qc_was_holding(const qc_ctl_t *ctl, double target, double m_b)
+static int qc_was_holding(const qc_ctl_t *ctl, double u_held, double m_b)
 {
-    return ctl->sat.u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * target
+    return ctl->sat.u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * u_held
            && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->sat.r_unsaturated
            && m_b <= ctl->sat.m_unsaturated + QC_CTL_HELD_STEP;
 }
@@ -387,7 +392,7 @@ const char *qc_be_why_text(unsigned why)
  * first match wins; *why says what chose it.
  */
 static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
-                                 double lowest, double target,
+                                 double lowest, double u_held,
                                  qc_be_why_t *why)
 {
     int saturated = ctl->reading.saturated;
@@ -410,7 +415,7 @@ static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
     }
     if (saturated && !ctl->sat.draining
         && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
-        && !qc_was_holding(ctl, target, m_b)) {
+        && !qc_was_holding(ctl, u_held, m_b)) {
         *why = QC_BE_WHY_SATURATED;
         return QC_BE_LOWEST;
     }
@@ -525,7 +530,9 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 
     qc_be_plan(ctl, u_guaranteed, &pl);
     qc_be_note_over(ctl);
-    ctl->be_mode = qc_be_choose(ctl, pl.m_b, pl.lowest, pl.target,
+    ctl->be_mode = qc_be_choose(ctl, pl.m_b, pl.lowest,
+                                pl.target + pl.sum.u_guaranteed
+                                + fmax(ctl->model.d, 0.0),
                                 &ctl->be_why);
     restored = qc_be_act(ctl, &pl);
     if (ctl->tick.valved && ctl->be_mode == QC_BE_TRACK) {
