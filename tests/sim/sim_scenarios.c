@@ -16,6 +16,7 @@
  *   errors    no more client errors than the better fixed policy.
  *
  *   sim-scenarios [-n COUNT] [-s SEED] [-S NAME] [-t] [-v] [-q] [--check]
+ *                 [--oracle]
  *
  * -S NAME runs the named scenario (qc_scenario_named) instead; -t
  * traces the controller's decisions, a line a period, on stderr.
@@ -24,6 +25,10 @@
  * Every scenario is first checked for the world's own integrity
  * (world_broken); a broken world exits 3 whatever --check says.
  * --check: exit 1 when any scenario fails an invariant.
+ * --oracle: for each failing scenario, whether some fixed levels per
+ * class meet every goal the controller broke (oracle()): the failures a
+ * law could answer, told from those where the goals ask more than any
+ * fixed levels give.  It runs up to 216 more worlds a failing scenario.
  */
 
 #include <errno.h>
@@ -85,8 +90,15 @@ typedef struct {
 static series_t refused_where_pinned_ok, guaranteed_full, premium_full,
                 premium_alone;
 
+/* While the oracle judges fixed levels, the series keep the
+ * controller's figures alone. */
+static int judging_fixed;
+
 static void series_add(series_t *s, double x)
 {
+    if (judging_fixed) {
+        return;
+    }
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 256;
         s->v = realloc(s->v, s->cap * sizeof(*s->v));
@@ -141,16 +153,37 @@ static int premium_fits(const qc_scenario_t *sc, unsigned h)
                     : room);
 }
 
-static void judge(const qc_scenario_t *sc, verdict_t *v)
+/* What a policy is judged against: the fixed policies, and premium's
+ * goodput alone under the controller. */
+typedef struct {
+    sim_result_t plain, pinned, alone;
+} refs_t;
+
+static void judge_refs(const qc_scenario_t *sc, refs_t *rf)
 {
-    sim_result_t plain, pinned, qc, alone;
+    unsigned i, premium = 0;
+
+    sim_run(sc, SIM_PLAIN, ~0u, &rf->plain);
+    sim_run(sc, SIM_PINNED, ~0u, &rf->pinned);
+    for (i = 0; i < sc->npops; i++) {
+        premium |= sc->pops[i].premium ? 1u << i : 0;
+    }
+    memset(&rf->alone, 0, sizeof(rf->alone));
+    if (premium) {
+        sim_run(sc, SIM_QOSCTL, premium, &rf->alone);
+    }
+}
+
+static void judge(const qc_scenario_t *sc, verdict_t *v,
+                  sim_policy_t policy, const refs_t *rf)
+{
+    const sim_result_t *pl = &rf->plain, *pn = &rf->pinned;
+    sim_result_t plain = *pl, pinned = *pn, qc, alone = rf->alone;
     double best, pages = 0.0, mixed = 0.0;
     unsigned i, h, premium = 0;
 
     memset(v, 0, sizeof(*v));
-    sim_run(sc, SIM_PLAIN, ~0u, &plain);
-    sim_run(sc, SIM_PINNED, ~0u, &pinned);
-    sim_run(sc, SIM_QOSCTL, ~0u, &qc);
+    sim_run(sc, policy, ~0u, &qc);
     if (verbose_runs) {
         show("plain", &plain, sc->npops);
         show("pinned", &pinned, sc->npops);
@@ -198,7 +231,6 @@ static void judge(const qc_scenario_t *sc, verdict_t *v)
         mixed += qc.pop[i].mixed;
     }
     if (premium) {
-        sim_run(sc, SIM_QOSCTL, premium, &alone);
         for (i = 0; i < sc->npops; i++) {
             const sim_pop_result_t *p = &qc.pop[i];
             int fits;
@@ -302,11 +334,58 @@ static void series_print(const char *what, series_t *s)
            s->v[0], s->v[s->n / 2], s->v[s->n - 1]);
 }
 
+/*
+ * The oracle: fixed levels per class (a guaranteed host's clients, best
+ * effort's basic and premium), held through the whole scenario, on a
+ * grid from refusing three quarters to the top tree.  Where some set
+ * meets every goal the controller broke, a law that found it would
+ * have met them too; where none does, the goals may ask more than any
+ * fixed levels give.  Sets *each, bit k: some set meets goal k.
+ * Returns 1 when one set meets them all, and writes it to best.
+ */
+static int oracle(const qc_scenario_t *sc, const refs_t *rf,
+                  unsigned *each, double *best)
+{
+    static const double grid[] = { 0.25, 0.5, 0.75, 1.0, 1.5, 2.0 };
+    unsigned ng = sizeof(grid) / sizeof(*grid), g, b, p, i, k;
+    int has_g = 0, has_p = 0, met = 0;
+    verdict_t v;
+
+    for (i = 0; i < sc->npops; i++) {
+        has_g |= sc->hosts[sc->pops[i].host].guaranteed;
+        has_p |= sc->pops[i].premium
+                 && !sc->hosts[sc->pops[i].host].guaranteed;
+    }
+    *each = 0;
+    judging_fixed = 1;
+    for (g = has_g ? 0 : ng - 1; g < ng; g++) {
+        for (b = 0; b < ng; b++) {
+            for (p = has_p ? 0 : ng - 1; p < ng; p++) {
+                sim_set_fixed(grid[g], grid[b], grid[p]);
+                judge(sc, &v, SIM_FIXED, rf);
+                for (k = 0; k < INV_N; k++) {
+                    *each |= ((v.failed >> k) & 1u) ? 0 : 1u << k;
+                }
+                if (!v.failed && !met) {
+                    met = 1;
+                    best[0] = grid[g];
+                    best[1] = grid[b];
+                    best[2] = grid[p];
+                }
+            }
+        }
+    }
+    judging_fixed = 0;
+    return met;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long seed = 0, n = 1000, i;
     unsigned fails[INV_N] = { 0 }, failed = 0, broken = 0, k;
     int verbose = 0, quiet = 0, check = 0, have_seed = 0, a;
+    int use_oracle = 0;
+    unsigned met_all = 0, met_each[INV_N] = { 0 };
     const char *name = NULL;
     int trace = 0;
     double *ratios;
@@ -347,9 +426,12 @@ int main(int argc, char **argv)
         else if (strcmp(argv[a], "--check") == 0) {
             check = 1;
         }
+        else if (strcmp(argv[a], "--oracle") == 0) {
+            use_oracle = 1;
+        }
         else {
             fprintf(stderr, "usage: sim-scenarios [-n COUNT] [-s SEED] "
-                    "[-S NAME] [-t] [-v] [-q] [--check]\n");
+                    "[-S NAME] [-t] [-v] [-q] [--check] [--oracle]\n");
             return 2;
         }
     }
@@ -369,6 +451,7 @@ int main(int argc, char **argv)
     for (i = 0; i < n; i++) {
         qc_scenario_t sc;
         verdict_t v;
+        refs_t refs;
 
         if (name) {
             if (qc_scenario_named(&sc, name) != 0) {
@@ -387,7 +470,8 @@ int main(int argc, char **argv)
             ratios[i] = 1.0;
             continue;
         }
-        judge(&sc, &v);
+        judge_refs(&sc, &refs);
+        judge(&sc, &v, SIM_QOSCTL, &refs);
         ratios[i] = v.ratio;
         failed += v.failed != 0;
         for (k = 0; k < INV_N; k++) {
@@ -397,6 +481,25 @@ int main(int argc, char **argv)
             printf("%s %llu: %s goodput %.2f%s\n",
                    name ? name : "seed", name ? 0ULL : seed + i,
                    v.failed ? "FAIL" : "ok", v.ratio, v.why);
+        }
+        if (use_oracle && v.failed) {
+            double lv[3] = { 0.0, 0.0, 0.0 };
+            unsigned each;
+            int met = oracle(&sc, &refs, &each, lv);
+
+            met_all += met;
+            for (k = 0; k < INV_N; k++) {
+                met_each[k] += ((v.failed & each) >> k) & 1u;
+            }
+            if (!quiet) {
+                if (met) {
+                    printf("  oracle: met by fixed levels %.2f %.2f %.2f\n",
+                           lv[0], lv[1], lv[2]);
+                }
+                else {
+                    printf("  oracle: no fixed levels meet every goal\n");
+                }
+            }
         }
         if (verbose) {
             qc_scenario_json(&sc, json, sizeof(json));
@@ -418,6 +521,14 @@ int main(int argc, char **argv)
         printf(" %s %u,", inv_name[k], fails[k]);
     }
     printf(" any %u of %llu\n", failed, n);
+    if (use_oracle) {
+        printf("oracle, of the failing scenarios: some fixed levels meet "
+               "every goal in %u;", met_all);
+        for (k = 0; k < INV_N; k++) {
+            printf(" %s %u of %u%s", inv_name[k], met_each[k], fails[k],
+                   k + 1 < INV_N ? "," : "\n");
+        }
+    }
     printf("world checks: %llu passed, %u failed\n", n - broken, broken);
     free(ratios);
     apr_terminate();

@@ -162,6 +162,15 @@ static unsigned sim_class(const qc_sc_pop_t *p)
     return p->premium ? QC_CLASS_PREMIUM : QC_CLASS_BASIC;
 }
 
+static double sim_fixed[3] = { M, M, M };
+
+void sim_set_fixed(double guaranteed, double basic, double premium)
+{
+    sim_fixed[0] = guaranteed;
+    sim_fixed[1] = basic;
+    sim_fixed[2] = premium;
+}
+
 /* The level a population's requests meet under the policy. */
 static double sim_level(const sim_t *s, const qc_sc_pop_t *p)
 {
@@ -170,6 +179,10 @@ static double sim_level(const sim_t *s, const qc_sc_pop_t *p)
     }
     if (s->policy == SIM_PINNED) {
         return 1.0;
+    }
+    if (s->policy == SIM_FIXED) {
+        return s->sc->hosts[p->host].guaranteed ? sim_fixed[0]
+               : p->premium ? sim_fixed[2] : sim_fixed[1];
     }
     return qc_level_from_fx(apr_atomic_read32(
         &s->q->slots[p->host].cls[sim_class(p)].level_fx));

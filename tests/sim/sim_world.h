@@ -30,8 +30,14 @@
 typedef enum {
     SIM_PLAIN,          /* plain Apache: the top tree, nothing refused */
     SIM_PINNED,         /* the lowest tree for everyone */
-    SIM_QOSCTL          /* mod_qosctl's controller */
+    SIM_QOSCTL,         /* mod_qosctl's controller */
+    SIM_FIXED           /* a fixed level per class (sim_set_fixed) */
 } sim_policy_t;
+
+/* SIM_FIXED's levels m (below 1: that share of the lowest tree, the
+ * rest refused): for a guaranteed host's clients, best effort's basic
+ * clients and best effort's premium clients. */
+void sim_set_fixed(double guaranteed, double basic, double premium);
 
 /* What one population got over the measured window. */
 typedef struct {
