@@ -118,9 +118,9 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
 }
 
 /* Best effort's load at the lowest tree and all refused, calibrated,
- * over the classes its level drives. */
+ * over the classes its level drives; and that of the period's 503s. */
 typedef struct {
-    double low, refused;
+    double low, refused, rej;
 } qc_be_floor_t;
 
 static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
@@ -130,8 +130,11 @@ static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
     qc_be_floor_t *f = arg;
 
     if (drives) {
+        double all = qc_class_util(ctl, cl, vs->levels, 0.0);
+
         f->low += qc_class_util(ctl, cl, vs->levels, 1.0);
-        f->refused += qc_class_util(ctl, cl, vs->levels, 0.0);
+        f->refused += all;
+        f->rej += cl->r > 0.0 ? all * cl->r_rej / cl->r : 0.0;
     }
 }
 
@@ -226,8 +229,8 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
  */
 static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
 {
-    double t = QC_CTL_WAIT_PERIODS * ctl->cfg->period, last, p;
-    qc_be_floor_t f = { 0.0, 0.0 };
+    double t = QC_CTL_WAIT_PERIODS * ctl->cfg->period, last, p, p_last;
+    qc_be_floor_t f = { 0.0, 0.0, 0.0 };
 
     if (ctl->wait < 0.0 || ctl->be_last > lowest + 1e-9
         || ctl->tick.valved) {
@@ -239,8 +242,16 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
     }
     last = ctl->wait_last >= 0.0 ? ctl->wait_last : ctl->wait;
     p = ctl->be_last < lowest ? 1.0 - ctl->be_last / lowest : 0.0;
+    p_last = p;
     p += ((ctl->wait - t) + (ctl->wait - last))
          / (ctl->cfg->gain_margin * t);
+    if (f.rej > ctl->be_target) {
+        /* The period's 503s alone load the resource past best effort's
+         * target: the refused came back at once (a closed loop with no
+         * think) and refusing is the overload, its queue the 503s'.
+         * The share goes back to what keeps their load within it. */
+        p = fmin(p, p_last * ctl->be_target / f.rej);
+    }
     return qc_clampd(p, 0.0, 1.0);
 }
 
