@@ -10,12 +10,9 @@
 #define QC_BE_MODE_H
 
 typedef enum {
-    QC_BE_TRACK,        /* the loop holds the bound */
-    QC_BE_DRAIN,        /* the same, its target lowered by a backlog */
+    QC_BE_TRACK,        /* the loop holds the bound, less any backlog */
     QC_BE_LOWEST,       /* the lowest tree until unsaturated */
-    QC_BE_RESTART,      /* back to the model's level at once */
     QC_BE_BACKGROUND,   /* load not the server's: the top, or back */
-    QC_BE_BG_TEST,      /* a period at the lowest tree to read it */
     QC_BE_NMODES
 } qc_be_mode_t;
 
@@ -23,13 +20,14 @@ typedef enum {
 typedef enum {
     QC_BE_WHY_START,        /* no period yet */
     QC_BE_WHY_MODEL,        /* track: the model and the PI */
-    QC_BE_WHY_BACKLOG,      /* drain */
+    QC_BE_WHY_BACKLOG,      /* track: its target lowered by a backlog */
+    QC_BE_WHY_UNSATURATED,  /* track: restarted at the model's level */
     QC_BE_WHY_SATURATED,    /* lowest, at the period */
     QC_BE_WHY_VALVE,        /* lowest, within the period */
-    QC_BE_WHY_UNSATURATED,  /* restart */
+    QC_BE_WHY_TEST,         /* lowest, to read a fitted background */
+    QC_BE_WHY_HELD,         /* lowest: still saturated */
     QC_BE_WHY_ALONE,        /* background: it saturates alone */
     QC_BE_WHY_REAL,         /* background: the test found it real */
-    QC_BE_WHY_TEST,         /* background-test */
     QC_BE_NWHYS
 } qc_be_why_t;
 
@@ -51,7 +49,7 @@ typedef enum {
 /* "short", "long", "unknown"; "?" out of range. */
 const char *qc_refuse_gate_name(unsigned gate);
 
-/* "track", "drain", ...; "?" out of range. */
+/* "track", "lowest", "background"; "?" out of range. */
 const char *qc_be_mode_name(unsigned mode);
 /* A line saying why; "?" out of range. */
 const char *qc_be_why_text(unsigned why);

@@ -305,13 +305,12 @@ static double qc_be_trend(qc_ctl_t *ctl, double r, double target,
 
 /*
  * Best effort to its lowest tree at once, and back to the model's level
- * at the first unsaturated reading (the restart in qc_best_effort): the
+ * at the first unsaturated reading (lowest mode, qc_be_choose): the
  * valves, and the background's test.
  */
 void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
 {
     qc_pi_restart(&ctl->be, lowest);
-    ctl->sat.restart = 1;
 }
 
 /*
@@ -373,10 +372,8 @@ const char *qc_refuse_gate_name(unsigned gate)
 
 const char *qc_be_mode_name(unsigned mode)
 {
-    static const char *const names[QC_BE_NMODES] = {
-        "track", "drain", "lowest", "restart", "background",
-        "background-test"
-    };
+    static const char *const names[QC_BE_NMODES] = { "track", "lowest",
+                                                      "background" };
 
     return mode < QC_BE_NMODES ? names[mode] : "?";
 }
@@ -387,55 +384,16 @@ const char *qc_be_why_text(unsigned why)
         "no period yet",
         "the model and the PI",
         "work queued from an overload",
+        "unsaturated after a drain or the lowest tree",
         "saturated with nothing left to drain",
         "a jump of load saturated the resource within a period",
-        "unsaturated after a drain or the lowest tree",
+        "over the bound, on a fitted background over half of it",
+        "saturated still",
         "a background saturates the resource alone",
-        "the background's test found it real",
-        "over the bound, on a fitted background over half of it"
+        "the background's test found it real"
     };
 
     return why < QC_BE_NWHYS ? texts[why] : "?";
-}
-
-/*
- * The transition function: best effort's mode for the period just read,
- * first match wins; *why says what chose it.
- */
-static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl, double m_b,
-                                 double lowest, double u_held,
-                                 qc_be_why_t *why)
-{
-    int saturated = ctl->reading.saturated;
-
-    if (qc_be_test_due(ctl, m_b, lowest)) {
-        *why = QC_BE_WHY_TEST;
-        return QC_BE_BG_TEST;
-    }
-    if (ctl->bg.full) {
-        *why = QC_BE_WHY_ALONE;
-        return QC_BE_BACKGROUND;
-    }
-    if (ctl->bg.restore > 0.0) {
-        *why = QC_BE_WHY_REAL;
-        return QC_BE_BACKGROUND;
-    }
-    if (ctl->sat.restart && !saturated && !ctl->tick.valved) {
-        *why = QC_BE_WHY_UNSATURATED;
-        return QC_BE_RESTART;
-    }
-    if (saturated && !ctl->sat.draining
-        && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
-        && !qc_was_holding(ctl, u_held, m_b)) {
-        *why = QC_BE_WHY_SATURATED;
-        return QC_BE_LOWEST;
-    }
-    if (ctl->sat.draining) {
-        *why = QC_BE_WHY_BACKLOG;
-        return QC_BE_DRAIN;
-    }
-    *why = QC_BE_WHY_MODEL;
-    return QC_BE_TRACK;
 }
 
 /*
@@ -483,33 +441,74 @@ static void qc_be_plan(qc_ctl_t *ctl, double u_guaranteed, qc_be_plan_t *pl)
                              pl->lowest);
 }
 
-/* What the period's mode does to best effort's loop.  Returns 1 where
- * it put the level back from outside the loop (no up limit then). */
+/*
+ * The transition function: best effort's mode for the period just read,
+ * from the mode it was in (which the valve may have set within the
+ * period) and the reading, first match wins; *why says what chose it.
+ * The lowest tree is left at the first unsaturated reading, for the
+ * model's level, as a drain is; a backlog found meanwhile is drained
+ * from where the loop is.
+ */
+static qc_be_mode_t qc_be_choose(const qc_ctl_t *ctl,
+                                 const qc_be_plan_t *pl, double u_held,
+                                 qc_be_why_t *why)
+{
+    double m_b = pl->m_b, lowest = pl->lowest;
+    int saturated = ctl->reading.saturated;
+    int held = ctl->be_mode == QC_BE_LOWEST && !ctl->sat.draining;
+    int spent = m_b <= lowest + 1e-9 && pl->sum.r > 0.0 && saturated
+                && !ctl->sat.draining;
+
+    if (qc_be_test_due(ctl, m_b, lowest)) {
+        *why = QC_BE_WHY_TEST;
+        return QC_BE_LOWEST;
+    }
+    if (ctl->bg.full || ctl->bg.restore > 0.0) {
+        *why = ctl->bg.full ? QC_BE_WHY_ALONE : QC_BE_WHY_REAL;
+        return QC_BE_BACKGROUND;
+    }
+    if ((held || ctl->sat.drained) && !saturated && !ctl->tick.valved) {
+        *why = QC_BE_WHY_UNSATURATED;
+        return QC_BE_TRACK;
+    }
+    if (saturated && !ctl->sat.draining
+        && ctl->calib.saturated >= QC_CTL_VALVE_PERIODS && m_b > lowest
+        && !qc_was_holding(ctl, u_held, m_b)) {
+        *why = QC_BE_WHY_SATURATED;
+        return QC_BE_LOWEST;
+    }
+    *why = ctl->sat.draining ? QC_BE_WHY_BACKLOG
+           : held || spent ? QC_BE_WHY_HELD : QC_BE_WHY_MODEL;
+    return held || spent ? QC_BE_LOWEST : QC_BE_TRACK;
+}
+
+/* What the period's transition does to best effort's loop: the moves
+ * from outside it, else its step.  Returns 1 where it put the level
+ * back from outside the loop (no up limit then). */
 static int qc_be_act(qc_ctl_t *ctl, const qc_be_plan_t *pl)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     int saturated = ctl->reading.saturated;
 
-    switch (ctl->be_mode) {
-    case QC_BE_BG_TEST:
+    switch (ctl->be_why) {
+    case QC_BE_WHY_TEST:
         /* its reading is the next period's */
         qc_be_test_start(ctl, pl->m_b, pl->lowest);
         return 0;
-    case QC_BE_BACKGROUND:
+    case QC_BE_WHY_ALONE:
+    case QC_BE_WHY_REAL:
         /* Nothing shed lowers the reading (qc_note_background_alone): the
          * top; or a test found the background real: back where the loop
          * was.  Saturated or not (a backup job may fill the CPU). */
         qc_pi_restart(&ctl->be, ctl->bg.full ? 1.0 : ctl->bg.restore);
         ctl->bg.restore = 0.0;
-        ctl->sat.restart = 0;
         return 1;
-    case QC_BE_RESTART:
+    case QC_BE_WHY_UNSATURATED:
         /* The backlog is gone: back at once to the level for the bound,
          * not up the PI's slope from the drain's level. */
         qc_pi_restart(&ctl->be, pl->m_ff);
-        ctl->sat.restart = 0;
         return 0;
-    case QC_BE_LOWEST:
+    case QC_BE_WHY_SATURATED:
         /* Saturated with nothing left to drain although the levels were
          * the model's: it is off by a factor the search (qc_calib.h)
          * would take periods to find, while the queue grows.  Everyone
@@ -541,12 +540,12 @@ double qc_best_effort(qc_ctl_t *ctl, double u_guaranteed)
 
     qc_be_plan(ctl, u_guaranteed, &pl);
     qc_be_note_over(ctl);
-    ctl->be_mode = qc_be_choose(ctl, pl.m_b, pl.lowest,
-                                pl.target + pl.sum.u_guaranteed
+    ctl->be_mode = qc_be_choose(ctl, &pl, pl.target + pl.sum.u_guaranteed
                                 + fmax(ctl->model.d, 0.0),
                                 &ctl->be_why);
     restored = qc_be_act(ctl, &pl);
-    if (ctl->tick.valved && ctl->be_mode == QC_BE_TRACK) {
+    if (ctl->tick.valved
+        && (ctl->be_mode == QC_BE_TRACK || ctl->be_why == QC_BE_WHY_HELD)) {
         /* The valve sent the loop to the lowest tree within the period,
          * and it goes on from there: the period is the valve's. */
         ctl->be_mode = QC_BE_LOWEST;

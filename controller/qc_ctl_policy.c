@@ -447,9 +447,6 @@ static void qc_ctl_calibrate(qc_ctl_t *ctl)
     qc_note_link_queue(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
     ctl->sat.drained = ctl->sat.draining && !draining;
-    /* The last of a backlog may read just over the saturation mark: the
-     * restart waits for the first unsaturated period after the drain. */
-    ctl->sat.restart = !draining && (ctl->sat.drained || ctl->sat.restart);
     ctl->sat.draining = draining;
     qc_ctl_classify_load(ctl, u_model);
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,

@@ -124,7 +124,6 @@ typedef struct {
     double saturated_for;       /* seconds the resource has been */
     int draining;               /* backlog left to drain, this period */
     int drained;                /* ... and none left since this period */
-    int restart;                /* drained, and not restarted since */
 } qc_ctl_sat_t;
 
 /* The background's test and what it found (qc_ctl_besteffort.c). */

@@ -15,7 +15,7 @@ void rec_period(rec_t *rc, const rig_t *g, double u)
     ck_assert_int_lt(p, MAXP);
     rc->mode[p] = (qc_be_mode_t)g->q->be_mode;
     ck_assert_int_eq(rc->mode[p], g->ctl.be_mode);
-    rc->why[p] = qc_be_why_text(g->ctl.be_why);
+    rc->why[p] = g->ctl.be_why;
     rc->u[p] = u;
     rc->m[p] = rig_level(g);
     rc->saturated[p] = g->ctl.reading.saturated;
@@ -35,18 +35,25 @@ void rec_print(const char *what, const rec_t *rc)
 
     printf("%s:", what);
     for (p = 0; p < rc->n; p++) {
-        printf(" %s(%.2f,%.2f)", qc_be_mode_name(rc->mode[p]), rc->u[p],
-               rc->m[p]);
+        printf(" %s/%u(%.2f,%.2f)", qc_be_mode_name(rc->mode[p]),
+               (unsigned)rc->why[p], rc->u[p], rc->m[p]);
     }
     printf("\n");
 }
 
-int rec_find(const rec_t *rc, int from, qc_be_mode_t prev, qc_be_mode_t to)
+static int rec_is(const rec_t *rc, int p, qc_be_mode_t mode, unsigned why)
+{
+    return rc->mode[p] == mode && (why == REC_ANY || rc->why[p] == why);
+}
+
+int rec_find(const rec_t *rc, int from, qc_be_mode_t prev_mode,
+             unsigned prev_why, qc_be_mode_t to_mode, unsigned to_why)
 {
     int p;
 
     for (p = from > 1 ? from : 1; p < rc->n; p++) {
-        if (rc->mode[p - 1] == prev && rc->mode[p] == to) {
+        if (rec_is(rc, p - 1, prev_mode, prev_why)
+            && rec_is(rc, p, to_mode, to_why)) {
             return p;
         }
     }
@@ -71,20 +78,19 @@ void rec_stays(const rec_t *rc, int from, qc_be_mode_t mode)
     }
 }
 
-int rec_expect(const rec_t *rc, int after, qc_be_mode_t prev,
-               qc_be_mode_t to, const char *why)
+int rec_expect(const rec_t *rc, int after, qc_be_mode_t prev_mode,
+               unsigned prev_why, qc_be_mode_t to_mode, unsigned to_why)
 {
-    int p = rec_find(rc, 1, prev, to);
-    char what[64];
+    int p = rec_find(rc, 1, prev_mode, prev_why, to_mode, to_why);
+    char what[96];
 
     /* the run, before any assertion on it can fail */
-    snprintf(what, sizeof(what), "%s to %s, period %d",
-             qc_be_mode_name(prev), qc_be_mode_name(to), p);
+    snprintf(what, sizeof(what), "%s/%u to %s/%u, period %d",
+             qc_be_mode_name(prev_mode), prev_why, qc_be_mode_name(to_mode),
+             to_why, p);
     rec_print(what, rc);
-    ck_assert_msg(p > after, "no %s to %s after period %d",
-                  qc_be_mode_name(prev), qc_be_mode_name(to), after);
-    if (why) {
-        ck_assert_str_eq(rc->why[p], why);
-    }
+    ck_assert_msg(p > after, "no %s/%u to %s/%u after period %d",
+                  qc_be_mode_name(prev_mode), prev_why,
+                  qc_be_mode_name(to_mode), to_why, after);
     return p;
 }

@@ -92,6 +92,7 @@ typedef struct {
     unsigned modes;     /* 1 << qc_be_mode_t of each period */
     unsigned gate;      /* 1 << qc_refuse_gate_t of each period */
     qc_be_mode_t last;  /* the last period's mode */
+    unsigned whys;      /* 1 << qc_be_why_t of each period */
 } run_t;
 
 /* A fixed level all through: what plain Apache (2) or the lowest tree
@@ -121,7 +122,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
     rig_t g;
     qc_class_shm_t *cs;
     site_t light = s;
-    run_t out = { 0.0, 0.0, 0.0, 0, 0, 0, QC_BE_TRACK };
+    run_t out = { 0.0, 0.0, 0.0, 0, 0, 0, QC_BE_TRACK, 0 };
     double arrived = 0.0, rej0, good;
     int period;
 
@@ -155,6 +156,7 @@ static run_t controlled(site_t s, double prior, double bg, int bg_from,
         out.good += good / PERIODS;
         site_step(&s, &g, u, (apr_int64_t)(period + 10) * 1000000);
         out.modes |= 1u << g.ctl.be_mode;
+        out.whys |= 1u << g.ctl.be_why;
         out.gate |= 1u << qc_ctl_refuse_gate(&g.ctl);
         out.last = g.ctl.be_mode;
         out.at_zero += rig_level(&g) < 0.05;
@@ -351,6 +353,7 @@ START_TEST(test_clients_on_a_link)
 END_TEST
 
 #define MODE(m) (1u << (m))
+#define WHY(w) (1u << (w))
 
 /* Each client model meets the modes doc/control.md gives for it. */
 START_TEST(test_modes_of_each_load)
@@ -371,20 +374,21 @@ START_TEST(test_modes_of_each_load)
      * loop holds */
     pl.r = 3.0 / (COST_FULL + 2e-4);
     c = controlled(on_cpu(pl), 0.1, 0.0, 0, 0);
-    ck_assert(c.modes & MODE(QC_BE_DRAIN));
-    ck_assert(c.modes & MODE(QC_BE_RESTART));
+    ck_assert(c.whys & WHY(QC_BE_WHY_BACKLOG));
+    ck_assert(c.whys & WHY(QC_BE_WHY_UNSATURATED));
     ck_assert_int_eq(c.last, QC_BE_TRACK);
     ck_assert(c.refused < 0.01);
-    /* keep-alive clients: the model's jump to the lowest tree; their
-     * queue is bounded by their number and stays shorter than a
-     * period, so nothing is refused */
+    /* keep-alive clients: the model's jump to the lowest tree, which
+     * they keep saturated at times (lowest); their queue is bounded by
+     * their number and stays shorter than a period, so nothing is
+     * refused */
     memset(&pl, 0, sizeof(pl));
     pl.rng = 59;
     pl.conn = 2e-4;
     pl.cl.clients = 200.0;
     pl.cl.think = 0.002;
     c = controlled(on_cpu(pl), 1.0, 0.0, 0, 0);
-    ck_assert_uint_eq(c.modes & ~(MODE(QC_BE_TRACK) | MODE(QC_BE_DRAIN)),
+    ck_assert_uint_eq(c.modes & ~(MODE(QC_BE_TRACK) | MODE(QC_BE_LOWEST)),
                       0);
     ck_assert(!(c.gate & (1u << QC_REFUSE_LONG)));
     ck_assert(c.refused == 0.0);

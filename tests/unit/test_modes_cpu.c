@@ -21,9 +21,6 @@
 #include "cpu_plant.h"
 #include "modes_rec.h"
 
-#define WHY_BACKLOG "work queued from an overload"
-#define WHY_SATURATED "saturated with nothing left to drain"
-#define WHY_TEST "over the bound, on a fitted background over half of it"
 
 static apr_pool_t *pool;
 
@@ -98,11 +95,10 @@ static const cpu_case_t qc_job = { 1.0, 0, 0.0, 0, 0, 1.0, 0, 0, 0, 5, 20,
 
 /* A step to 3x the full tree from a prior 10x low: the model's jump
  * leaves work queued, which the loop drains below the bound. */
-START_TEST(track_to_drain_on_a_backlog)
+START_TEST(track_draining_on_a_backlog)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_step), 4, QC_BE_TRACK, QC_BE_DRAIN,
-                       WHY_BACKLOG);
+    int p = rec_expect(cpu_run(&rc, &qc_step), 4, TRACKING, DRAINING);
 
     ck_assert_int_eq(p, 5);                 /* the step's period */
     ck_assert(rc.draining[p]);              /* work queued, modelled */
@@ -112,11 +108,10 @@ END_TEST
 
 /* The same drain ends at the first unsaturated reading: back to the
  * model's level at once. */
-START_TEST(drain_to_restart_when_unsaturated)
+START_TEST(drain_ends_in_a_restart_when_unsaturated)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_step), 5, QC_BE_DRAIN, QC_BE_RESTART,
-                       "unsaturated after a drain or the lowest tree");
+    int p = rec_expect(cpu_run(&rc, &qc_step), 5, DRAINING, RESTARTED);
 
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.saturated[p - 1]);
@@ -126,12 +121,11 @@ END_TEST
 
 /* A restart lasts one period; the loop then tracks and holds the bound
  * for good. */
-START_TEST(restart_to_track_the_next_period)
+START_TEST(restart_then_tracking_the_next_period)
 {
     rec_t rc;
     int q;
-    int p = rec_expect(cpu_run(&rc, &qc_step), 5, QC_BE_RESTART, QC_BE_TRACK,
-                       NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_step), 5, RESTARTED, TRACKING);
 
     rec_stays(&rc, p, QC_BE_TRACK);
     for (q = rc.n - 10; q < rc.n; q++) {
@@ -143,11 +137,11 @@ END_TEST
 /* The load steps again, to 8x, the period after the restart: the
  * restart's level saturates the CPU with work the model says is
  * queued, and the loop drains it from its first saturated period. */
-START_TEST(restart_to_drain_on_a_second_step)
+START_TEST(restart_then_draining_on_a_second_step)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_step_again), 5, QC_BE_RESTART,
-                       QC_BE_DRAIN, WHY_BACKLOG);
+    int p = rec_expect(cpu_run(&rc, &qc_step_again), 5, RESTARTED,
+                       DRAINING);
 
     ck_assert_int_eq(p, 7);                 /* the second step's period */
     ck_assert(!rc.saturated[p - 1]);
@@ -162,9 +156,8 @@ END_TEST
 START_TEST(track_to_background_on_a_job_alone)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_job), 11, QC_BE_TRACK,
-                       QC_BE_BACKGROUND,
-                       "a background saturates the resource alone");
+    int p = rec_expect(cpu_run(&rc, &qc_job), 11, TRACK_ANY,
+                       BACKGROUND_ALONE);
 
     rec_saturated(&rc, p - 2, p, 1);
     ck_assert(rc.m[p] == 2.0);
@@ -175,8 +168,8 @@ END_TEST
 START_TEST(background_to_track_when_the_job_ends)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_job), 25, QC_BE_BACKGROUND,
-                       QC_BE_TRACK, NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_job), 25, BACKGROUND_ANY,
+                       TRACK_ANY);
 
     rec_saturated(&rc, p - 2, p, 0);
     rec_stays(&rc, p, QC_BE_TRACK);
@@ -189,8 +182,8 @@ END_TEST
 START_TEST(track_to_lowest_when_saturated_with_nothing_to_drain)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, QC_BE_TRACK, QC_BE_LOWEST,
-                       WHY_SATURATED);
+    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, TRACKING,
+                       LOWEST_SATURATED);
 
     rec_saturated(&rc, p - 1, p, 1);
     ck_assert(!rc.draining[p]);
@@ -201,11 +194,11 @@ END_TEST
 
 /* ... until the first unsaturated reading: back to the model's level,
  * calibrated on it; the loop then holds the bound. */
-START_TEST(lowest_to_restart_when_unsaturated)
+START_TEST(lowest_to_track_with_a_restart_when_unsaturated)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, QC_BE_LOWEST,
-                       QC_BE_RESTART, NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_shrink), 15, LOWEST_ANY,
+                       RESTARTED);
 
     ck_assert(!rc.saturated[p]);
     ck_assert_int_eq(rc.mode[p + 1], QC_BE_TRACK);
@@ -218,8 +211,8 @@ END_TEST
 START_TEST(drain_to_lowest_when_saturated_with_the_backlog_gone)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_shrink_more), 14, QC_BE_DRAIN,
-                       QC_BE_LOWEST, WHY_SATURATED);
+    int p = rec_expect(cpu_run(&rc, &qc_shrink_more), 14, DRAINING,
+                       LOWEST_SATURATED);
 
     ck_assert_int_eq(p, 16);                /* the period after the step */
     rec_saturated(&rc, p - 1, p, 1);
@@ -232,17 +225,17 @@ END_TEST
 /* A job saturating the CPU alone, then traffic: every 30 s best effort
  * spends a period at its lowest tree to read the background; it reads
  * saturated there too, so the job is real and the top is kept. */
-START_TEST(background_to_background_test_every_30_s)
+START_TEST(background_to_lowest_for_a_test_every_30_s)
 {
     rec_t rc;
     int q;
-    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 10, QC_BE_BACKGROUND,
-                       QC_BE_BG_TEST, WHY_TEST);
+    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 10, BACKGROUND_ANY,
+                       LOWEST_TEST);
 
     rec_saturated(&rc, p - 2, p, 1);
     ck_assert(rc.m[p - 1] > 1.0);
     ck_assert(rc.m[p] == 1.0);              /* the lowest tree */
-    q = rec_find(&rc, p + 1, QC_BE_BACKGROUND, QC_BE_BG_TEST);
+    q = rec_find(&rc, p + 1, BACKGROUND_ANY, LOWEST_TEST);
     printf("background tests in periods %d and %d\n", p, q);
     ck_assert_int_ge(q - p, 30);
 }
@@ -250,11 +243,11 @@ END_TEST
 
 /* The test's period read the job at the lowest tree: back to the top
  * at once. */
-START_TEST(background_test_to_background_at_the_top)
+START_TEST(lowest_for_a_test_to_background_at_the_top)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 15, QC_BE_BG_TEST,
-                       QC_BE_BACKGROUND, NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_job_traffic), 15, LOWEST_TEST,
+                       BACKGROUND_ANY);
 
     ck_assert(rc.saturated[p]);
     ck_assert(rc.m[p] == 2.0);
@@ -264,22 +257,22 @@ END_TEST
 /* A fitted background that is the fit's (pages cheaper under load):
  * over the bound 3 periods on it, the test reads the lowest tree well
  * below it, so the loop restarts from the model corrected by it. */
-START_TEST(track_to_background_test_on_a_fitted_background)
+START_TEST(track_to_lowest_for_a_test_on_a_fitted_background)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, QC_BE_TRACK,
-                       QC_BE_BG_TEST, WHY_TEST);
+    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, TRACKING,
+                       LOWEST_TEST);
 
     ck_assert(rc.m[p] == 1.0);
     ck_assert(rc.u[p - 2] > 0.7 && rc.u[p - 1] > 0.7 && rc.u[p] > 0.7);
 }
 END_TEST
 
-START_TEST(background_test_to_restart_when_it_is_not)
+START_TEST(lowest_for_a_test_to_track_when_it_is_not)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, QC_BE_BG_TEST,
-                       QC_BE_RESTART, NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_cheaper), 30, LOWEST_TEST,
+                       RESTARTED);
 
     ck_assert(!rc.saturated[p]);
     ck_assert(rc.u[p] < 0.6);
@@ -290,12 +283,11 @@ END_TEST
 
 /* A real background under traffic: the test's period at the lowest
  * tree reads it, and the loop goes back to where it was. */
-START_TEST(background_test_to_background_when_it_is_real)
+START_TEST(lowest_for_a_test_to_background_when_it_is_real)
 {
     rec_t rc;
-    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, QC_BE_BG_TEST,
-                       QC_BE_BACKGROUND,
-                       "the background's test found it real");
+    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, LOWEST_TEST,
+                       BACKGROUND_REAL);
 
     ck_assert(rc.m[p - 1] == 1.0);
     ck_assert(fabs(rc.m[p] - rc.m[p - 2]) < 1e-9);
@@ -309,12 +301,13 @@ START_TEST(background_to_track_after_the_test)
 {
     rec_t rc;
     int q;
-    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, QC_BE_BACKGROUND,
-                       QC_BE_TRACK, NULL);
+    int p = rec_expect(cpu_run(&rc, &qc_half_job), 10, BACKGROUND_ANY,
+                       TRACK_ANY);
 
-    ck_assert_int_eq(rc.mode[p - 2], QC_BE_BG_TEST);
+    ck_assert_int_eq(rc.mode[p - 2], QC_BE_LOWEST);
+    ck_assert_int_eq(rc.why[p - 2], QC_BE_WHY_TEST);
     ck_assert(!rc.saturated[p]);
-    q = rec_find(&rc, p, QC_BE_TRACK, QC_BE_BG_TEST);
+    q = rec_find(&rc, p, TRACK_ANY, LOWEST_TEST);
     ck_assert(q < 0 || q - (p - 2) >= 30);
 }
 END_TEST
@@ -388,21 +381,21 @@ END_TEST
 int main(void)
 {
     const TTest *const tests[] = {
-        track_to_drain_on_a_backlog,
-        drain_to_restart_when_unsaturated,
-        restart_to_track_the_next_period,
-        restart_to_drain_on_a_second_step,
+        track_draining_on_a_backlog,
+        drain_ends_in_a_restart_when_unsaturated,
+        restart_then_tracking_the_next_period,
+        restart_then_draining_on_a_second_step,
         track_to_background_on_a_job_alone,
         background_to_track_when_the_job_ends,
         track_to_lowest_when_saturated_with_nothing_to_drain,
-        lowest_to_restart_when_unsaturated,
+        lowest_to_track_with_a_restart_when_unsaturated,
         drain_to_lowest_when_saturated_with_the_backlog_gone,
-        background_to_background_test_every_30_s,
-        background_test_to_background_at_the_top,
-        background_test_to_background_when_it_is_real,
+        background_to_lowest_for_a_test_every_30_s,
+        lowest_for_a_test_to_background_at_the_top,
+        lowest_for_a_test_to_background_when_it_is_real,
         background_to_track_after_the_test,
-        track_to_background_test_on_a_fitted_background,
-        background_test_to_restart_when_it_is_not,
+        track_to_lowest_for_a_test_on_a_fitted_background,
+        lowest_for_a_test_to_track_when_it_is_not,
         a_job_under_traffic_is_not_shed,
         a_job_that_saturates_alone_is_never_refused_for,
         no_refusal_helps_under_a_saturating_background
