@@ -157,48 +157,51 @@ static int premium_fits(const qc_scenario_t *sc, unsigned h)
  * goodput alone under the controller. */
 typedef struct {
     sim_result_t plain, pinned, alone;
+    unsigned premium;           /* 1 << each premium population */
 } refs_t;
 
 static void judge_refs(const qc_scenario_t *sc, refs_t *rf)
 {
-    unsigned i, premium = 0;
+    unsigned i;
 
     sim_run(sc, SIM_PLAIN, ~0u, &rf->plain);
     sim_run(sc, SIM_PINNED, ~0u, &rf->pinned);
+    rf->premium = 0;
     for (i = 0; i < sc->npops; i++) {
-        premium |= sc->pops[i].premium ? 1u << i : 0;
+        rf->premium |= sc->pops[i].premium ? 1u << i : 0;
     }
     memset(&rf->alone, 0, sizeof(rf->alone));
-    if (premium) {
-        sim_run(sc, SIM_QOSCTL, premium, &rf->alone);
+    if (rf->premium) {
+        sim_run(sc, SIM_QOSCTL, rf->premium, &rf->alone);
     }
 }
 
 static void judge(const qc_scenario_t *sc, verdict_t *v,
                   sim_policy_t policy, const refs_t *rf)
 {
-    const sim_result_t *pl = &rf->plain, *pn = &rf->pinned;
-    sim_result_t plain = *pl, pinned = *pn, qc, alone = rf->alone;
+    const sim_result_t *plain = &rf->plain, *pinned = &rf->pinned;
+    const sim_result_t *alone = &rf->alone;
+    sim_result_t qc;
     double best, pages = 0.0, mixed = 0.0;
-    unsigned i, h, premium = 0;
+    unsigned i, h;
 
     memset(v, 0, sizeof(*v));
     sim_run(sc, policy, ~0u, &qc);
     if (verbose_runs) {
-        show("plain", &plain, sc->npops);
-        show("pinned", &pinned, sc->npops);
+        show("plain", plain, sc->npops);
+        show("pinned", pinned, sc->npops);
         show("qosctl", &qc, sc->npops);
     }
-    best = plain.good > pinned.good ? plain.good : pinned.good;
+    best = plain->good > pinned->good ? plain->good : pinned->good;
     v->ratio = best > 0.0 ? qc.good / best : 1.0;
     if (qc.good < SIM_GOOD_MIN * best) {
         why(v, INV_GOOD, "%.2f of %.0f", v->ratio, best);
     }
-    if (pinned.errors <= SIM_REFUSE_MAX * pinned.requests
+    if (pinned->errors <= SIM_REFUSE_MAX * pinned->requests
         && qc.requests > 0.0) {
         series_add(&refused_where_pinned_ok, qc.refused / qc.requests);
     }
-    if (pinned.errors <= SIM_REFUSE_MAX * pinned.requests
+    if (pinned->errors <= SIM_REFUSE_MAX * pinned->requests
         && qc.refused > SIM_REFUSE_MAX * qc.requests) {
         why(v, INV_REFUSE, "%.4f of %.0f", qc.refused / qc.requests,
             qc.requests);
@@ -226,30 +229,29 @@ static void judge(const qc_scenario_t *sc, verdict_t *v,
         }
     }
     for (i = 0; i < sc->npops; i++) {
-        premium |= sc->pops[i].premium ? 1u << i : 0;
         pages += qc.pop[i].pages;
         mixed += qc.pop[i].mixed;
     }
-    if (premium) {
+    if (rf->premium) {
         for (i = 0; i < sc->npops; i++) {
             const sim_pop_result_t *p = &qc.pop[i];
             int fits;
 
-            if (!(premium & (1u << i)) || !(p->served > 0.0)) {
+            if (!(rf->premium & (1u << i)) || !(p->served > 0.0)) {
                 continue;
             }
             fits = premium_fits(sc, sc->pops[i].host);
             if (fits) {
                 series_add(&premium_full, p->full / p->served);
             }
-            if (alone.pop[i].good > 0.0) {
-                series_add(&premium_alone, p->good / alone.pop[i].good);
+            if (alone->pop[i].good > 0.0) {
+                series_add(&premium_alone, p->good / alone->pop[i].good);
             }
             if ((fits && p->full < SIM_FULL_MIN * p->served)
-                || p->good < SIM_ALONE_MIN * alone.pop[i].good) {
+                || p->good < SIM_ALONE_MIN * alone->pop[i].good) {
                 why(v, INV_PREMIUM, "%.3f full, %.2f of alone",
                     p->full / p->served,
-                    alone.pop[i].good > 0.0 ? p->good / alone.pop[i].good
+                    alone->pop[i].good > 0.0 ? p->good / alone->pop[i].good
                     : 1.0);
             }
         }
@@ -257,7 +259,7 @@ static void judge(const qc_scenario_t *sc, verdict_t *v,
     if (pages > 0.0 && mixed > SIM_MIXED_MAX * pages) {
         why(v, INV_MIXED, "%.3f of %.0f pages", mixed / pages, pages);
     }
-    best = plain.errors < pinned.errors ? plain.errors : pinned.errors;
+    best = plain->errors < pinned->errors ? plain->errors : pinned->errors;
     if (qc.errors > best + SIM_ERRORS_SLACK * qc.requests) {
         why(v, INV_ERRORS, "%.0f against %.0f", qc.errors, best);
     }
