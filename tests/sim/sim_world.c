@@ -873,10 +873,11 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
                             sim_level(&s, &sc->pops[j]));
                 }
                 /* the calibration and the fit's costs of the top
-                 * tree, the lowest and a 503 */
-                fprintf(sim_trace, " k %.2f a %.2g %.2g c %.2g",
+                 * tree, the lowest and a 503, and its background */
+                fprintf(sim_trace, " k %.2f a %.2g %.2g c %.2g d %.2f",
                         ctl.calib.k, qc_rls_a(&ctl.rls),
-                        qc_rls_a_tree(&ctl.rls, M - 1), qc_rls_c(&ctl.rls));
+                        qc_rls_a_tree(&ctl.rls, M - 1), qc_rls_c(&ctl.rls),
+                        qc_rls_d(&ctl.rls));
                 fprintf(sim_trace, " | %s\n", qc_be_why_text(ctl.be_why));
             }
             for (j = 0; j < sc->npops && sim_measured(&s, t); j++) {
