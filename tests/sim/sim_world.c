@@ -85,6 +85,7 @@ typedef struct {
     qc_shm_t *q;
     double m_prev[QC_SC_MAX_POPS];
     double surge_t;
+    double surge_part;          /* arrivals not yet a whole count */
     sim_result_t *res;
 } sim_t;
 
@@ -453,21 +454,28 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     for (k = 1; k <= M; k++) {
         in[k] = n * f[k];
     }
-    if (s->policy == SIM_QOSCTL && m >= 1.0) {
-        /* the request path's surge guard (qc_surge.h) */
+    if (s->policy == SIM_QOSCTL) {
+        /* the request path's surge guard (qc_surge.h, qc_request.c):
+         * every request counts, refused ones too; a guaranteed host's
+         * are never sent down (its own loop holds its share) */
         qc_shm_t *q = s->q;
         double rate = qc_bitsd(q->surge_rate_bits);
         double room = qc_bitsd(q->surge_base_bits) + rate * s->surge_t
                       - (double)q->surge_arrived;
         double over = n - fmax(room, 0.0);
+        double whole;
 
-        if (rate > 0.0 && over > 0.0 && n > 0.0) {
+        if (rate > 0.0 && over > 0.0 && n > 0.0
+            && !sc->hosts[p->host].guaranteed) {
             double moved = in[M] * fmin(over / n, 1.0);
 
             in[M] -= moved;
             in[1] += moved;
         }
-        q->surge_arrived += (apr_uint64_t)ceil(n);
+        s->surge_part += n;
+        whole = floor(s->surge_part);
+        s->surge_part -= whole;
+        q->surge_arrived += (apr_uint64_t)whole;
     }
     sim_count(s, p, 0, 0, refused);
     tot = 0.0;
