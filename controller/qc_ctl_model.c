@@ -15,10 +15,12 @@
 
 static double qc_decided_load(qc_ctl_t *ctl, const qc_model_t *mod);
 
-static int qc_link_queue_fell(const qc_ctl_t *ctl)
+/* Did the link's measured queue move by more than its noise in the
+ * period, falling (sign -1) or growing (sign 1)? */
+static int qc_link_queue_moved(const qc_ctl_t *ctl, double sign)
 {
     return ctl->sent_backlog >= 0.0 && ctl->prev_sent_backlog >= 0.0
-           && ctl->prev_sent_backlog - ctl->sent_backlog
+           && sign * (ctl->sent_backlog - ctl->prev_sent_backlog)
               > QC_CTL_LINK_FELL * ctl->cfg->period;
 }
 
@@ -86,7 +88,14 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
  * a link that sent that much more than the period put on it was
  * not full of the period's own replies (a drain while most are
  * refused taught d the whole link).  The fit censors the ones it
- * keeps.  Otherwise, right after a jump of the load and in the period
+ * keeps.  Before then, a period in which the link's queue fell or
+ * grew by as much teaches nothing either: falling, it sent replies of
+ * periods before; growing, it shared itself among more replies than it
+ * finished, so the reading holds bytes of replies no count has yet (a
+ * step of 1,728 closed-loop clients read 0.76 with few replies done,
+ * then 1.0 as the queue fell, and the fit put the top tree's cost at 0
+ * and d at 0.84).
+ * Otherwise, right after a jump of the load and in the period
  * after a saturated one with work left to drain, the sensor still sees
  * old load: such a period would teach the model the lag, not the costs.
  * So does the period the valve fired in, and the next: the fit would
@@ -98,13 +107,16 @@ static int qc_reading_teaches(const qc_ctl_t *ctl)
 {
     const qc_reading_t *rd = &ctl->reading;
 
+    int moved = qc_link_queue_moved(ctl, 1.0)
+                || qc_link_queue_moved(ctl, -1.0);
+
     return rd->known && !rd->lagging
            && (rd->saturated
-               ? rd->fresh || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                               && rd->served > 0.0
-                               && !qc_link_queue_fell(ctl))
+               ? (rd->fresh && !moved)
+                 || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
+                     && rd->served > 0.0 && !qc_link_queue_moved(ctl, -1.0))
                : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
-                 && !rd->jumped);
+                 && !rd->jumped && !moved);
 }
 
 void qc_ctl_update_model(qc_ctl_t *ctl, double dt)

@@ -37,7 +37,7 @@
 /* A reading past this is load beyond the resource as declared, not a
  * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_PI_UNCAPPED). */
 #define QC_CTL_OVER_NOISE 1.1
-/* A fall of the link's queue, in periods, past its noise. */
+/* A move of the link's queue, in periods, past its noise. */
 #define QC_CTL_LINK_FELL 0.25
 /* Saturated for longer than this, the load is the requests' own, of
  * whatever tree they are served from (doc/control.md, "When a 503 may
