@@ -119,7 +119,10 @@ void qc_bg_after_fit(qc_ctl_t *ctl, double floor)
 /*
  * A background that saturates the resource while nothing of the
  * server's is under way (no arrivals, no replies, nothing left to
- * drain) for QC_CTL_TEST_PERIODS in a row: while the reading stays
+ * drain, and on a link no more of its replies queued than the queue's
+ * noise: a closed loop whose replies all outlast a period sends no
+ * request and finishes none, yet fills the link itself) for
+ * QC_CTL_TEST_PERIODS in a row: while the reading stays
  * saturated, no level lowers it, and the loops hold every class at its
  * top (invariant (v); the fit cannot tell how much of a saturated
  * reading is whose, and its calibration may be what the background
@@ -149,7 +152,8 @@ static void qc_bg_alone(qc_ctl_t *ctl)
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         served += ctl->cls[i].r_served;
     }
-    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->sat.draining) {
+    if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->sat.draining
+        || ctl->sent_backlog > QC_CTL_LINK_FELL * ctl->cfg->period) {
         ctl->bg.alone = 0;
     }
     else if (++ctl->bg.alone >= QC_CTL_TEST_PERIODS) {
