@@ -177,7 +177,7 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
     const qc_ctl_config_t *cfg = ctl->cfg;
     qc_be_class_arg_t prem = { ctl, QC_CLASS_PREMIUM };
     double lowest = 1.0 / qc_min_levels(ctl), r_basic = 0.0, target, m_p;
-    double held = 0.0;
+    double u_full = qc_be_class_util(1.0, &prem), held = 0.0;
     unsigned i;
 
     for (i = 0; i < cfg->nvs; i++) {
@@ -189,9 +189,13 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
                                qc_target_best_effort(&ctl->model,
                                                      cfg->bound,
                                                      u_guaranteed),
-                               ctl->calib.k * r_basic,
-                               qc_be_class_util(1.0, &prem));
-    m_p = qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0, target);
+                               ctl->calib.k * r_basic, u_full);
+    /* The top wherever its load fits, first: a fit that prices the
+     * lowest tree over the top (two trees of about one cost, noise)
+     * would have the search below stop at the lowest tree, where the
+     * model itself says premium costs more. */
+    m_p = u_full <= target ? 1.0
+          : qc_pi_invert(qc_be_class_util, &prem, lowest, 1.0, target);
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
         qc_ctl_class_t *cl = qc_cls(ctl, i, QC_CLASS_PREMIUM);
