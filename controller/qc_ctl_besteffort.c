@@ -618,6 +618,12 @@ static void qc_valve_apply(qc_ctl_t *ctl, double lowest)
                 qc_be_apply(ctl, vs, k, cl, lowest);
             }
             else if (over) {
+                /* basic as best effort's: its lowest tree until the
+                 * first unsaturated reading, not a period's cut its
+                 * loop then walks down from; premium is served first */
+                if (k == QC_CLASS_BASIC) {
+                    qc_pi_restart(&cl->pi, fmin(qc_pi_output(&cl->pi), 1.0));
+                }
                 cl->m_applied = fmin(cl->m_applied, 1.0);
             }
             else if (cl->m_applied > qc_pi_output(&cl->pi)) {
