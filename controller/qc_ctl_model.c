@@ -106,15 +106,14 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
 static int qc_reading_teaches(const qc_ctl_t *ctl)
 {
     const qc_reading_t *rd = &ctl->reading;
-
-    int moved = qc_link_queue_moved(ctl, 1.0)
-                || qc_link_queue_moved(ctl, -1.0);
+    int fell = qc_link_queue_moved(ctl, -1.0);
+    int moved = fell || qc_link_queue_moved(ctl, 1.0);
 
     return rd->known && !rd->lagging
            && (rd->saturated
                ? (rd->fresh && !moved)
                  || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                     && rd->served > 0.0 && !qc_link_queue_moved(ctl, -1.0))
+                     && rd->served > 0.0 && !fell)
                : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
                  && !rd->jumped && !moved);
 }
