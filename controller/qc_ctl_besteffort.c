@@ -121,6 +121,7 @@ static void qc_be_sum_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
  * over the classes its level drives; and that of the period's 503s. */
 typedef struct {
     double low, refused, rej;
+    double n_rej;               /* the period's 503s, a count */
 } qc_be_floor_t;
 
 static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
@@ -135,7 +136,27 @@ static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
         f->low += qc_class_util(ctl, cl, vs->levels, 1.0);
         f->refused += all;
         f->rej += cl->r > 0.0 ? all * cl->r_rej / cl->r : 0.0;
+        f->n_rej += cl->r_rej * ctl->cfg->period;
     }
+}
+
+/*
+ * Do the period's 503s load the resource past best effort's target by
+ * more than their count's jitter (QC_COUNT_JITTER_SD, as a host's count
+ * against its contract)?  Their load is a count times a cost: a few
+ * dozen 503s a period past the target by less than that jitter prove
+ * nothing, and cutting the share on them held an open overload's wait
+ * at twice its target.
+ */
+static int qc_be_rej_past(const qc_ctl_t *ctl, const qc_be_floor_t *f)
+{
+    double n;
+
+    if (!(f->rej > ctl->be_target)) {
+        return 0;
+    }
+    n = f->n_rej * ctl->be_target / f->rej;
+    return f->n_rej - n > QC_COUNT_JITTER_SD * sqrt(n);
 }
 
 /* Calibrated utilization of class k of every best-effort host at the
@@ -234,7 +255,7 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
 static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
 {
     double t = QC_CTL_WAIT_PERIODS * ctl->cfg->period, last, p, p_last;
-    qc_be_floor_t f = { 0.0, 0.0, 0.0 };
+    qc_be_floor_t f = { 0.0, 0.0, 0.0, 0.0 };
 
     if (ctl->wait < 0.0 || ctl->be_last > lowest + 1e-9
         || ctl->tick.valved) {
@@ -249,7 +270,7 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
     p_last = p;
     p += ((ctl->wait - t) + (ctl->wait - last))
          / (ctl->cfg->gain_margin * t);
-    if (f.rej > ctl->be_target) {
+    if (qc_be_rej_past(ctl, &f)) {
         /* The period's 503s alone load the resource past best effort's
          * target: the refused came back at once (a closed loop with no
          * think) and refusing is the overload, its queue the 503s'.
