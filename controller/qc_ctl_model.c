@@ -87,9 +87,13 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
  * the link's queue did not fall by QC_CTL_LINK_FELL of the period:
  * a link that sent that much more than the period put on it was
  * not full of the period's own replies (a drain while most are
- * refused taught d the whole link).  The fit censors the ones it
- * keeps.  Before then, a period in which the link's queue fell or
- * grew by as much teaches nothing either: falling, it sent replies of
+ * refused taught d the whole link), and none was refused: refusing
+ * holds the queue at a period's wait, so the resource stays full
+ * whatever the requests cost while their counts jitter with the share
+ * (a 2x open overload on a link moved d from 0 to 0.84 at 10 s, and
+ * refusing let up).  The fit censors the ones it keeps.  Before
+ * then, a period in which the link's queue fell or grew by as much
+ * teaches nothing either: falling, it sent replies of
  * periods before; growing, it shared itself among more replies than it
  * finished, so the reading holds bytes of replies no count has yet (a
  * step of 1,728 closed-loop clients read 0.76 with few replies done,
@@ -113,7 +117,7 @@ static int qc_reading_teaches(const qc_ctl_t *ctl)
            && (rd->saturated
                ? (rd->fresh && !moved)
                  || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                     && rd->served > 0.0 && !fell)
+                     && rd->served > 0.0 && !fell && rd->r_rej <= 0.0)
                : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
                  && !rd->jumped && !moved);
 }
