@@ -150,13 +150,8 @@ static void qc_be_floor_one(qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
  */
 static int qc_be_rej_past(const qc_ctl_t *ctl, const qc_be_floor_t *f)
 {
-    double n;
-
-    if (!(f->rej > ctl->be_target)) {
-        return 0;
-    }
-    n = f->n_rej * ctl->be_target / f->rej;
-    return f->n_rej - n > QC_COUNT_JITTER_SD * sqrt(n);
+    return f->rej > ctl->be_target
+           && qc_count_past(f->n_rej, f->n_rej * ctl->be_target / f->rej);
 }
 
 /* Calibrated utilization of class k of every best-effort host at the

@@ -329,5 +329,10 @@ int qc_past_contract(qc_ctl_t *ctl, unsigned i, double count,
         }
     }
     n = rate * seconds;
+    return qc_count_past(count, n);
+}
+
+int qc_count_past(double count, double n)
+{
     return count - n > QC_COUNT_JITTER_SD * sqrt(n);
 }

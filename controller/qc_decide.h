@@ -109,6 +109,9 @@ double qc_class_level(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
 double qc_arrivals(const qc_ctl_t *ctl);
 int qc_past_contract(qc_ctl_t *ctl, unsigned i, double count,
                      double seconds);
+/* Is a count past n, the most a Poisson count may be expected to be,
+ * by more than its jitter (QC_COUNT_JITTER_SD)? */
+int qc_count_past(double count, double n);
 /* Refusing's gate, from the period's wait against QC_CTL_WAIT_PERIODS
  * periods (qc_be_mode.h). */
 qc_refuse_gate_t qc_ctl_refuse_gate(const qc_ctl_t *ctl);
