@@ -77,14 +77,18 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
 /*
  * Does the period's reading teach the fit?
  *
+ * A saturated reading with no reply completed teaches nothing: its
+ * work is of requests no count stands for yet, so the fit could only
+ * charge it to the background (a step on a PHP site whose pages
+ * outlast a period put d at 0.8 and the top tree's cost at 0).
  * A saturated reading bounds the load of the period's own requests
  * from below only if nothing was queued when it began: after a
  * saturated period it is the backlog's as much as theirs (periods
  * with no arrivals at all read 0.99 and taught the background d the
  * whole link).  Past the longest drain, a saturation that persists
  * is the requests' own (the lowest tree's cost must be learnt then,
- * or a load it cannot carry is never refused), if there are any and
- * the link's queue did not fall by QC_CTL_LINK_FELL of the period:
+ * or a load it cannot carry is never refused), if the link's queue
+ * did not fall by QC_CTL_LINK_FELL of the period:
  * a link that sent that much more than the period put on it was
  * not full of the period's own replies (a drain while most are
  * refused taught d the whole link), and none was refused: refusing
@@ -115,9 +119,10 @@ static int qc_reading_teaches(const qc_ctl_t *ctl)
 
     return rd->known && !rd->lagging
            && (rd->saturated
-               ? (rd->fresh && !moved)
-                 || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
-                     && rd->served > 0.0 && !fell && rd->r_rej <= 0.0)
+               ? rd->served > 0.0
+                 && ((rd->fresh && !moved)
+                     || (ctl->sat.saturated_for > QC_CTL_DRAIN_SECONDS
+                         && !fell && rd->r_rej <= 0.0))
                : (rd->fresh || ctl->sat.backlog <= QC_CTL_BACKLOG_IDLE)
                  && !rd->jumped && !moved);
 }

@@ -605,6 +605,45 @@ START_TEST(test_counting_noise_teaches_no_background)
 END_TEST
 
 /*
+ * Requests that take longer than a period (a PHP site's slow pages
+ * after a step) leave a saturated period in which nothing completes.
+ * Its reading is a lower bound of work no count stands for: fitted, the
+ * whole reading went to the background d (0.8 in the simulator's seed
+ * 1614, with the top tree's cost at 0), and the loops then priced every
+ * request at nothing.  Nothing served teaches nothing.
+ */
+START_TEST(test_a_saturated_period_with_nothing_served_teaches_nothing)
+{
+    qc_ctl_vs_t vs = { "slow:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    double a_before;
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 40; i++) {
+        cs->level_arrived[2] += 4000;
+        cs->level_responses[2] += 4000;
+        qc_test_step(&ctl, 1.0, 4000.0 * TRUE_A, -1,
+                     (apr_int64_t)i * 1000000);
+    }
+    a_before = ctl.model.a;
+    /* the step: arrivals, no completion, the sensor at its cap */
+    for (; i <= 42; i++) {
+        cs->level_arrived[2] += 9000;
+        qc_test_step(&ctl, 1.0, 1.0, -1, (apr_int64_t)i * 1000000);
+    }
+    printf("nothing served, saturated: a %g (before %g), d %.3f\n",
+           ctl.model.a, a_before, ctl.model.d);
+    ck_assert_msg(ctl.model.d < 0.05, "d %g", ctl.model.d);
+    ck_assert_msg(fabs(ctl.model.a - a_before) < 0.2 * a_before, "a %g",
+                  ctl.model.a);
+}
+END_TEST
+
+/*
  * A cold start with a prior ten times low, read in ticks of a tenth of
  * a period: a guaranteed host far past its contract (4,000 req/s of an
  * Rmax of 500) saturates the resource, next to one within its contract
@@ -685,6 +724,7 @@ int main(void)
         test_accept_queue_counts_waiting_arrivals,
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
+        test_a_saturated_period_with_nothing_served_teaches_nothing,
         test_valve_sends_down_a_host_past_its_contract
     };
 
