@@ -570,6 +570,17 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
 }
 END_TEST
 
+/* One best-effort host of two trees at bound 0.9, whose basic class's
+ * counters the test moves itself. */
+static qc_class_shm_t *one_basic_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg,
+                                      qc_ctl_vs_t *vs)
+{
+    qc_shm_t *q = plant_shm(pool, 1);
+
+    plant_one_host(pool, ctl, cfg, vs, q, 0.9);
+    return &q->slots[0].cls[QC_CLASS_BASIC];
+}
+
 /*
  * A steady load whose counts jitter as counts do (a period of 6,000
  * completions carries 6,000 +- 78, two standard deviations), read by a
@@ -581,13 +592,11 @@ END_TEST
 START_TEST(test_counting_noise_teaches_no_background)
 {
     qc_ctl_vs_t vs = { "steady:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
+    qc_class_shm_t *cs = one_basic_host(&ctl, &cfg, &vs);
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (i = 1; i <= 120; i++) {
         apr_uint64_t n = 6000 + (i % 2 ? 78 : -78);
 
@@ -615,14 +624,12 @@ END_TEST
 START_TEST(test_a_saturated_period_with_nothing_served_teaches_nothing)
 {
     qc_ctl_vs_t vs = { "slow:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
+    qc_class_shm_t *cs = one_basic_host(&ctl, &cfg, &vs);
     double a_before;
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
     for (i = 1; i <= 40; i++) {
         cs->level_arrived[2] += 4000;
         cs->level_responses[2] += 4000;
