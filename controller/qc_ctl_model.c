@@ -80,7 +80,7 @@ static double qc_fit_denoise(qc_ctl_t *ctl, qc_rls_sample_t *x, double u,
  * A saturated reading with no reply completed teaches nothing: its
  * work is of requests no count stands for yet, so the fit could only
  * charge it to the background (a step on a PHP site whose pages
- * outlast a period put d at 0.8 and the top tree's cost at 0).
+ * outlast a period put d at 0.76 and the top tree's cost at 0).
  * A saturated reading bounds the load of the period's own requests
  * from below only if nothing was queued when it began: after a
  * saturated period it is the backlog's as much as theirs (periods

@@ -617,8 +617,8 @@ END_TEST
  * Requests that take longer than a period (a PHP site's slow pages
  * after a step) leave a saturated period in which nothing completes.
  * Its reading is a lower bound of work no count stands for: fitted, the
- * whole reading went to the background d (0.8 in the simulator's seed
- * 1614, with the top tree's cost at 0), and the loops then priced every
+ * whole reading went to the background d (0.76 in the simulator's seed
+ * 1143, with the top tree's cost at 0), and the loops then priced every
  * request at nothing.  Nothing served teaches nothing.
  */
 START_TEST(test_a_saturated_period_with_nothing_served_teaches_nothing)
