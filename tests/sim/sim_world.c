@@ -8,6 +8,7 @@
 #include "apr_general.h"
 
 #include "qc_controller.h"
+#include "qc_ctl_capacity.h"
 #include "qc_decide.h"
 #include "qc_level.h"
 #include "qc_surge.h"
@@ -78,6 +79,7 @@ typedef struct {
     unsigned nc;
     sim_syn_t syn[SIM_MAX_SYNS];    /* dropped attempts the kernel retries */
     unsigned nsyn;
+    double attempts, drops;     /* the kernel's, since the last tick */
     double eligible[SIM_MAX_COHORTS];
     sim_run_t runs[SIM_MAX_COHORTS * M];
     sim_pop_t pop[QC_SC_MAX_POPS];
@@ -497,6 +499,10 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
                 in[k] *= keep;
             }
         }
+        /* what the kernel counts (ListenDrops against attempts), which
+         * the module reads from /proc/net/netstat */
+        s->attempts += n + retry;
+        s->drops += (tot + retry) * (1.0 - keep);
     }
     /* httpd counts what the kernel let in: a dropped attempt never
      * reaches the module's counters */
@@ -781,6 +787,23 @@ static void sim_controller(apr_pool_t *pool, const qc_scenario_t *sc,
     qc_ctl_init(ctl, cfg, pool);
 }
 
+/* Connections the workers have not taken: the accept queue. */
+static long sim_accept_queue(const sim_t *s)
+{
+    double queued = 0.0;
+    unsigned j, k;
+
+    if (!s->sc->bounded_queue) {
+        return 0;
+    }
+    for (j = 0; j < s->nc; j++) {
+        for (k = 1; k <= M; k++) {
+            queued += s->c[j].n[k];
+        }
+    }
+    return (long)fmax(queued - SIM_WORKERS, 0.0);
+}
+
 int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
             sim_result_t *res)
 {
@@ -844,27 +867,29 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
             continue;
         }
         if (policy == SIM_QOSCTL) {
+            qc_ctl_capacity_tick(&ctl, since_tick,
+                                 sim_accept_queue(&s), (long)SIM_BACKLOG,
+                                 sc->bounded_queue ? s.attempts : -1.0,
+                                 sc->bounded_queue ? s.drops : -1.0);
             qc_ctl_tick(&ctl, since_tick, busy_tick / since_tick);
         }
+        s.attempts = s.drops = 0.0;
         busy_tick = since_tick = 0.0;
         if (step % (steps * ticks) != 0) {
             continue;
         }
         if (policy == SIM_QOSCTL) {
             qc_ctl_input_t in;
-            double queued = 0.0, work = 0.0;
+            double work = 0.0;
             unsigned j, k;
 
             for (j = 0; j < s.nc; j++) {
                 for (k = 1; k <= M; k++) {
-                    queued += s.c[j].n[k];
                     work += s.c[j].n[k] * s.c[j].left[k];
                 }
             }
             in = qc_ctl_input(since_period, busy_period / since_period,
-                              sc->bounded_queue
-                              ? (long)fmax(queued - SIM_WORKERS, 0.0) : 0,
-                              (apr_int64_t)(t * 1e6));
+                              sim_accept_queue(&s), (apr_int64_t)(t * 1e6));
             if (sc->kind == QC_SC_LINK) {
                 in.sendq_bytes = work * SIM_LINK_BPS;
                 in.link_bps = SIM_LINK_BPS;
