@@ -460,11 +460,22 @@ def totals(run):
     return {k: sum(p[k] for p in run.values()) for k in keys}
 
 
+def alone_runs(sc):
+    """The runs premium is judged against, {name: populations}: for each
+    host with premium clients, every population but that host's basic
+    ones (the goal: whatever basic clients on the same host do)."""
+    pops = sc["pops"]
+    return {"alone-h%d" % h: {i for i, p in enumerate(pops)
+                              if p["host"] != h or p["premium"]}
+            for h in sorted({p["host"] for p in pops if p["premium"]})}
+
+
 def judge(sc, runs):
     """The simulator's invariants over runs {server: {pop: figures}}:
     (goodput ratio, [(invariant, text)])."""
     fails = []
-    t = {w: totals(r) for w, r in runs.items() if w != "alone"}
+    t = {w: totals(r) for w, r in runs.items()
+         if not w.startswith("alone")}
     best = max(t["plain"]["good"], t["pinned"]["good"])
     ratio = t["qosctl"]["good"] / best if best > 0 else 1.0
     if t["qosctl"]["good"] < GOOD_MIN * best:
@@ -489,10 +500,10 @@ def judge(sc, runs):
                 and full < FULL_MIN * offered:
             fails.append(("guarantee", "host %d: %.3f full" % (
                 h, full / offered)))
-    alone = runs.get("alone") or {}
     for i, p in enumerate(sc["pops"]):
         if not p["premium"] or not q[i]["served"] > 0:
             continue
+        alone = runs.get("alone-h%d" % p["host"]) or {}
         # full is None when the server counted none of its replies in
         # the window (all came before it): its quality is unknown.
         full = q[i]["full"]

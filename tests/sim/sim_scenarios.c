@@ -11,7 +11,9 @@
  *   guarantee a host within its contract gets SIM_FULL_MIN of its
  *             requests at full quality;
  *   premium   premium clients get SIM_ALONE_MIN of the goodput they get
- *             alone, and full quality wherever they fit (premium_fits);
+ *             without their host's basic clients ("alone": every other
+ *             host's clients still there), and full quality wherever
+ *             they fit (premium_fits);
  *   mixing    at most SIM_MIXED_MAX of the pages mix trees;
  *   errors    no more client errors than the better fixed policy.
  *
@@ -154,7 +156,12 @@ static int premium_fits(const qc_scenario_t *sc, unsigned h)
 }
 
 /* What a policy is judged against: the fixed policies, and premium's
- * goodput alone under the controller. */
+ * goodput alone under the controller.  Alone is without the basic
+ * clients of its own host, whatever they do (the goal's words): other
+ * hosts' clients stay, for what they take is theirs by contract or by
+ * the spare's sharing, which the other goals judge.  Without them too,
+ * a premium closed loop that fills the server by itself was held to the
+ * whole server beside a guaranteed host's contract. */
 typedef struct {
     sim_result_t plain, pinned, alone;
     unsigned premium;           /* 1 << each premium population */
@@ -162,7 +169,7 @@ typedef struct {
 
 static void judge_refs(const qc_scenario_t *sc, refs_t *rf)
 {
-    unsigned i;
+    unsigned i, h;
 
     sim_run(sc, SIM_PLAIN, ~0u, &rf->plain);
     sim_run(sc, SIM_PINNED, ~0u, &rf->pinned);
@@ -171,8 +178,25 @@ static void judge_refs(const qc_scenario_t *sc, refs_t *rf)
         rf->premium |= sc->pops[i].premium ? 1u << i : 0;
     }
     memset(&rf->alone, 0, sizeof(rf->alone));
-    if (rf->premium) {
-        sim_run(sc, SIM_QOSCTL, rf->premium, &rf->alone);
+    for (h = 0; h < sc->nhosts; h++) {
+        unsigned without_basic = ~0u, has_premium = 0;
+        sim_result_t r;
+
+        for (i = 0; i < sc->npops; i++) {
+            if (sc->pops[i].host == h) {
+                has_premium |= sc->pops[i].premium;
+                without_basic &= sc->pops[i].premium ? ~0u : ~(1u << i);
+            }
+        }
+        if (!has_premium) {
+            continue;
+        }
+        sim_run(sc, SIM_QOSCTL, without_basic, &r);
+        for (i = 0; i < sc->npops; i++) {
+            if (sc->pops[i].host == h && sc->pops[i].premium) {
+                rf->alone.pop[i] = r.pop[i];
+            }
+        }
     }
 }
 
