@@ -19,7 +19,7 @@
 #include "qc_level.h"
 
 #define QC_SHM_MAGIC    0x31435351u     /* "QSC1" */
-#define QC_SHM_VERSION  18u
+#define QC_SHM_VERSION  19u
 
 #define QC_SHM_UNIT_NONE 0u
 #define QC_SHM_UNIT_BITS 1u      /* bit/s */
@@ -174,9 +174,11 @@ typedef struct {
     volatile apr_uint32_t resource_unit;
     /* controller: the surge guard (qc_surge.h): the count surge_arrived
      * reached when it published, plus the slack, and the rate (< = 0:
-     * none) past which a request gets its host's lowest tree */
+     * none) past which a request gets its host's lowest tree; and the
+     * base of premium's own count, surge_premium */
     volatile apr_uint64_t surge_base_bits;
     volatile apr_uint64_t surge_rate_bits;
+    volatile apr_uint64_t surge_premium_base_bits;
     /* supervisor: CLOCK_MONOTONIC microseconds of its last look at the
      * controller; httpd's parent restarts a supervisor that stopped */
     volatile apr_uint64_t supervisor_beat;
@@ -188,9 +190,11 @@ typedef struct {
     volatile apr_uint32_t parent_restart_reason;
     volatile apr_uint64_t parent_restart_silence_ms;
     /* request path, on a line of its own: requests decided on for hosts
-     * a loop drives, and those the guard sent to the lowest tree */
+     * a loop drives, those the guard sent to the lowest tree, and the
+     * premium ones among the first */
     volatile apr_uint64_t surge_arrived __attribute__((aligned(64)));
     volatile apr_uint64_t surge_degraded;
+    volatile apr_uint64_t surge_premium;
 
     /* controller: the status page's history, a ring.  Sample n (from
      * 0) is at n % QC_HIST_LEN; hist_count, the samples appended, is

@@ -74,6 +74,16 @@ static void qc_note_warnings(apr_uint32_t before, apr_uint32_t now)
     }
 }
 
+/* One count's base for the surge guard (qc_surge_rebase): from `base`,
+ * HUGE_VAL when the rate is published anew. */
+static void qc_surge_base(volatile apr_uint64_t *base_bits,
+                          volatile apr_uint64_t *count, double base,
+                          double rate, double t)
+{
+    apr_atomic_set64(base_bits, qc_dbits(qc_surge_rebase(
+                         base, (double)apr_atomic_read64(count), rate, t)));
+}
+
 /* The levels alone, as the valve changes them within a period: each
  * class's m, a loop's or a pinned one, and the threshold that serves it
  * (level_fx first, so a module that finds loop_fx its pinned level finds
@@ -200,9 +210,10 @@ void qc_ctl_publish(qc_ctl_t *ctl, apr_int64_t now_us)
     /* Rate, then base, then heartbeat: the request path reads them the
      * other way round (qc_surge_guard). */
     apr_atomic_set64(&q->surge_rate_bits, qc_dbits(ctl->tick.surge_rate));
-    apr_atomic_set64(&q->surge_base_bits, qc_dbits(qc_surge_rebase(
-                         HUGE_VAL, (double)apr_atomic_read64(&q->surge_arrived),
-                         ctl->tick.surge_rate, 0.0)));
+    qc_surge_base(&q->surge_base_bits, &q->surge_arrived, HUGE_VAL,
+                  ctl->tick.surge_rate, 0.0);
+    qc_surge_base(&q->surge_premium_base_bits, &q->surge_premium, HUGE_VAL,
+                  ctl->tick.surge_rate, 0.0);
     ctl->tick.surge_t = 0.0;
     qc_ctl_history_append(ctl, now_us);
     apr_atomic_inc64(&q->periods);
@@ -219,10 +230,13 @@ void qc_ctl_surge_rebase(qc_ctl_t *ctl, double dt)
 
     ctl->tick.surge_t += dt;
     if (rate > 0.0) {
-        apr_atomic_set64(&q->surge_base_bits, qc_dbits(qc_surge_rebase(
-            qc_bitsd(apr_atomic_read64(&q->surge_base_bits)),
-            (double)apr_atomic_read64(&q->surge_arrived), rate,
-            ctl->tick.surge_t)));
+        qc_surge_base(&q->surge_base_bits, &q->surge_arrived,
+                      qc_bitsd(apr_atomic_read64(&q->surge_base_bits)), rate,
+                      ctl->tick.surge_t);
+        qc_surge_base(&q->surge_premium_base_bits, &q->surge_premium,
+                      qc_bitsd(apr_atomic_read64(
+                          &q->surge_premium_base_bits)),
+                      rate, ctl->tick.surge_t);
     }
 }
 

@@ -384,26 +384,34 @@ static void qc_tell_reason(request_rec *r, const qc_server_conf *c,
 /*
  * The surge guard (qc_surge.h): every request a loop's level decides on
  * is counted, and one that comes past the rate the controller last
- * published is served from its host's lowest tree.  It never lowers a
- * request below that tree, nor touches a guaranteed host, whose own
- * loop holds its share, nor a connection's kept tree.  The heartbeat is
- * read before the base, which the controller writes before it: a new
- * base is never read against an old period's start, which would count
- * every request as past it.
+ * published is served from its host's lowest tree.  Premium comes first,
+ * as in the loops: its requests count against the rate by themselves,
+ * so a step of basic clients never sends them down, while they still
+ * take their part of it from basic.  It never lowers a request below
+ * that tree, nor touches a guaranteed host, whose own loop holds its
+ * share, nor a connection's kept tree.  The heartbeat is read before
+ * the bases, which the controller writes before it: a new base is never
+ * read against an old period's start, which would count every request
+ * as past it.
  */
 static void qc_surge_guard(const request_rec *r, const qc_server_conf *c,
                            qc_request_t *rq)
 {
     qc_shm_t *q = qc_rt.shm;
     double seq = (double)qc_add64(&q->surge_arrived, 1);
+    volatile apr_uint64_t *base = &q->surge_base_bits;
     apr_time_t since;
 
+    if (rq->cls == QC_CLASS_PREMIUM) {
+        seq = (double)qc_add64(&q->surge_premium, 1);
+        base = &q->surge_premium_base_bits;
+    }
     if (rq->level <= 1 || c->guaranteed || rq->kept) {
         return;
     }
     since = r->request_time
             - (apr_time_t)qc_load64(&q->heartbeat);
-    if (qc_surge_past(seq, qc_bitsd(qc_load64(&q->surge_base_bits)),
+    if (qc_surge_past(seq, qc_bitsd(qc_load64(base)),
                       qc_bitsd(qc_load64(&q->surge_rate_bits)),
                       (double)since / APR_USEC_PER_SEC)) {
         rq->level = 1;

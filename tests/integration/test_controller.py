@@ -418,11 +418,15 @@ def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
     1.5x and at most 20x the last period's arrivals), so nothing is sent
     down.  A burst of 20 times that and more sends some requests to the
     lowest tree at once, says why in %{qosctl}n, refuses none, and fires
-    the valve; the loop then comes back to the top tree."""
+    the valve; the loop then comes back to the top tree.  Premium comes
+    first: a premium client sending through the burst, well within the
+    rate by itself, has none of its requests sent down by the guard
+    while basic's are around them."""
     # A link on loopback: what else the machine runs does not saturate
     # it, as it could the CPU and degrade everything before the burst.
     log = ("QosCtlResource link lo 1G\n"
-           "LogFormat \"%U %>s %{qosctl}n\" qc\n"
+           "QosCtlPremiumAddress 192.0.2.0/24\n"
+           "LogFormat \"%a %U %>s %{qosctl}n\" qc\n"
            "CustomLog surge.log qc\n")
     a = apache(log)
     wait_for(lambda: fresh_controller(a))
@@ -443,9 +447,16 @@ def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
                                           num_conns=96, nice=5))
     steady.start()
     time.sleep(1.5)
+    premium = {}
+    prem = threading.Thread(target=lambda: premium.update(qcharness.httperf(
+        "127.0.0.1", a.port, uri="/x.txt", rate=50, num_conns=30, nice=5,
+        headers=("X-Forwarded-For: 192.0.2.7",))), daemon=True)
+    prem.start()
     burst = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt",
                               rate=4000, num_conns=2000, nice=5)
     steady.join(60)
+    prem.join(60)
+    assert premium.get("s2xx") == 30, premium.get("raw")
     # httperf polls with select(), so it cannot hold more than about
     # 1,020 connections; those it never opened (fd-unavail) were never
     # offered.  Every request it did send is answered, and none refused.
@@ -461,8 +472,17 @@ def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
     assert down >= 1
     assert wait_for(lambda: controller(a)["valve_firings"] > valves)
     with open(os.path.join(a.root, "surge.log")) as f:
-        reasons = [line.split(" ", 2)[2] for line in f if " surge" in line]
+        lines = [line.rstrip("\n").split(" ", 3) for line in f]
+    reasons = [w[3] for w in lines if w[3].endswith(" surge")]
     assert reasons and all(r.startswith("degraded 1/2 ") for r in reasons)
+    # premium's requests came while basic's were sent down, and none of
+    # them was
+    surged = [i for i, w in enumerate(lines) if w[3].endswith(" surge")]
+    mine = [i for i, w in enumerate(lines) if w[0] == "192.0.2.7"]
+    assert len(mine) == 30, lines[-40:]
+    assert any(surged[0] < i < surged[-1] for i in mine), (surged, mine)
+    assert not any(lines[i][3].endswith(" surge") for i in mine), \
+        [lines[i] for i in mine]
     # back to the top tree once the load is light again
     def basic_m():
         return a.status_json()["vhosts"][0]["classes"]["basic"]["m"]

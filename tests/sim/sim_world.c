@@ -88,6 +88,7 @@ typedef struct {
     double m_prev[QC_SC_MAX_POPS];
     double surge_t;
     double surge_part;          /* arrivals not yet a whole count */
+    double surge_part_premium;  /* the same, of premium's own count */
     sim_result_t *res;
 } sim_t;
 
@@ -458,13 +459,17 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
     }
     if (s->policy == SIM_QOSCTL) {
         /* the request path's surge guard (qc_surge.h, qc_request.c):
-         * every request counts, refused ones too; a guaranteed host's
-         * are never sent down (its own loop holds its share) */
+         * every request counts, refused ones too; premium's also by
+         * themselves, against which alone they are judged; a guaranteed
+         * host's are never sent down (its own loop holds its share) */
         qc_shm_t *q = s->q;
         double rate = qc_bitsd(q->surge_rate_bits);
-        double room = qc_bitsd(q->surge_base_bits) + rate * s->surge_t
-                      - (double)q->surge_arrived;
-        double over = n - fmax(room, 0.0);
+        double room = p->premium
+                      ? qc_bitsd(q->surge_premium_base_bits)
+                        - (double)q->surge_premium
+                      : qc_bitsd(q->surge_base_bits)
+                        - (double)q->surge_arrived;
+        double over = n - fmax(room + rate * s->surge_t, 0.0);
         double whole;
 
         if (rate > 0.0 && over > 0.0 && n > 0.0
@@ -478,6 +483,12 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
         whole = floor(s->surge_part);
         s->surge_part -= whole;
         q->surge_arrived += (apr_uint64_t)whole;
+        if (p->premium) {
+            s->surge_part_premium += n;
+            whole = floor(s->surge_part_premium);
+            s->surge_part_premium -= whole;
+            q->surge_premium += (apr_uint64_t)whole;
+        }
     }
     sim_count(s, p, 0, 0, refused);
     tot = 0.0;
