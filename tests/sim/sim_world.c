@@ -399,6 +399,19 @@ static double sim_syn_retry(sim_t *s, unsigned pi, double t, double keep,
     return busy;
 }
 
+/* Adds n arrivals to a request path's count, which counts whole
+ * requests: the fraction waits in *part. */
+static void sim_count_whole(double *part, volatile apr_uint64_t *count,
+                            double n)
+{
+    double whole;
+
+    *part += n;
+    whole = floor(*part);
+    *part -= whole;
+    *count += (apr_uint64_t)whole;
+}
+
 /* Who arrives in a step of dt at time t, and what becomes of them. */
 static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
 {
@@ -470,7 +483,6 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
                       : qc_bitsd(q->surge_base_bits)
                         - (double)q->surge_arrived;
         double over = n - fmax(room + rate * s->surge_t, 0.0);
-        double whole;
 
         if (rate > 0.0 && over > 0.0 && n > 0.0
             && !sc->hosts[p->host].guaranteed) {
@@ -479,15 +491,9 @@ static double sim_arrive(sim_t *s, unsigned pi, double t, double dt)
             in[M] -= moved;
             in[1] += moved;
         }
-        s->surge_part += n;
-        whole = floor(s->surge_part);
-        s->surge_part -= whole;
-        q->surge_arrived += (apr_uint64_t)whole;
+        sim_count_whole(&s->surge_part, &q->surge_arrived, n);
         if (p->premium) {
-            s->surge_part_premium += n;
-            whole = floor(s->surge_part_premium);
-            s->surge_part_premium -= whole;
-            q->surge_premium += (apr_uint64_t)whole;
+            sim_count_whole(&s->surge_part_premium, &q->surge_premium, n);
         }
     }
     sim_count(s, p, 0, 0, refused);
@@ -827,6 +833,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
     double tick_len, dt, t = 0.0, busy_tick = 0.0, busy_period = 0.0;
     double u_sum = 0.0, u_n = 0.0, since_tick = 0.0, since_period = 0.0;
     unsigned step = 0;
+    long queued;
 
     memset(&s, 0, sizeof(s));
     memset(res, 0, sizeof(*res));
@@ -877,9 +884,9 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
         if (++step % steps != 0) {
             continue;
         }
+        queued = sim_accept_queue(&s);
         if (policy == SIM_QOSCTL) {
-            qc_ctl_capacity_tick(&ctl, since_tick,
-                                 sim_accept_queue(&s), (long)SIM_BACKLOG,
+            qc_ctl_capacity_tick(&ctl, since_tick, queued, (long)SIM_BACKLOG,
                                  sc->bounded_queue ? s.attempts : -1.0,
                                  sc->bounded_queue ? s.drops : -1.0);
             qc_ctl_tick(&ctl, since_tick, busy_tick / since_tick);
@@ -900,7 +907,7 @@ int sim_run(const qc_scenario_t *sc, sim_policy_t policy, unsigned pops,
                 }
             }
             in = qc_ctl_input(since_period, busy_period / since_period,
-                              sim_accept_queue(&s), (apr_int64_t)(t * 1e6));
+                              queued, (apr_int64_t)(t * 1e6));
             if (sc->kind == QC_SC_LINK) {
                 in.sendq_bytes = work * SIM_LINK_BPS;
                 in.link_bps = SIM_LINK_BPS;
