@@ -122,14 +122,14 @@ void qc_bg_after_fit(qc_ctl_t *ctl, double floor)
  * drain, and on a link no more of its replies queued than the queue's
  * noise: a closed loop whose replies all outlast a period sends no
  * request and finishes none, yet fills the link itself) for
- * QC_CTL_TEST_PERIODS in a row: while the reading stays
+ * QC_CTL_PERSIST in a row: while the reading stays
  * saturated, no level lowers it, and the loops hold every class at its
  * top (invariant (v); the fit cannot tell how much of a saturated
  * reading is whose, and its calibration may be what the background
  * taught it as it began).  The background's test looks again every
  * QC_CTL_TEST_SECONDS, every class at its lowest tree, so that a
  * saturation the requests take over from it is met (qc_ctl_update_model
- * ends it then).  Otherwise QC_CTL_TEST_PERIODS unsaturated readings in
+ * ends it then).  Otherwise QC_CTL_PERSIST unsaturated readings in
  * a row end it (one may be the sensor's rounding: at T = 0.25 s a tick
  * is 4% of the CPU).
  */
@@ -143,7 +143,7 @@ static void qc_bg_alone(qc_ctl_t *ctl)
     }
     if (!ctl->reading.saturated) {
         ctl->bg.alone = 0;
-        if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_TEST_PERIODS) {
+        if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_PERSIST) {
             qc_background_gone(ctl);
         }
         return;
@@ -156,7 +156,7 @@ static void qc_bg_alone(qc_ctl_t *ctl)
         || ctl->sent_backlog > QC_CTL_LINK_FELL * ctl->cfg->period) {
         ctl->bg.alone = 0;
     }
-    else if (++ctl->bg.alone >= QC_CTL_TEST_PERIODS) {
+    else if (++ctl->bg.alone >= QC_CTL_PERSIST) {
         ctl->bg.full = 1;
     }
 }

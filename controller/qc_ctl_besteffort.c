@@ -15,16 +15,16 @@
 #include "qc_math.h"
 #include "qc_surge.h"
 
-/* The valve within a period (qc_ctl_valve): saturated ticks in a row,
- * and how far the rate decided above the lowest trees over them must
- * exceed the last period's (relative, and in requests/s so that an
- * idle period's 0 is no reference every burst exceeds). */
-#define QC_CTL_VALVE_TICKS 3
+/* The valve within a period (qc_ctl_valve), after QC_CTL_PERSIST
+ * saturated ticks in a row: how far the rate decided above the lowest
+ * trees over them must exceed the last period's (relative, and in
+ * requests/s so that an idle period's 0 is no reference every burst
+ * exceeds). */
+#define QC_CTL_VALVE_JUMP 1.5
+#define QC_CTL_VALVE_LEAST 5.0
 /* Ticks below the mark in a row that end a run: a saturated link's
  * tick reads 0.93-0.99, one in three to five under the mark. */
 #define QC_CTL_VALVE_DIPS 2
-#define QC_CTL_VALVE_JUMP 1.5
-#define QC_CTL_VALVE_LEAST 5.0
 
 /* Periods over which best effort drains a backlog: held at the bound it
  * would drain at the resource's spare 10% (a 2 s backlog after a step to
@@ -341,7 +341,7 @@ void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
  * that steady arrivals cannot tell from the requests' costs is often
  * the fit's (pages that cost less under load, fitted as a background
  * that rose: the CPU held at 0.8-1.0 against 0.6 in test_robust).  Over
- * the bound (or saturated) for QC_CTL_TEST_PERIODS in a row on such a
+ * the bound (or saturated) for QC_CTL_PERSIST in a row on such a
  * fit, best effort spends a period at its lowest tree, whose reading
  * bounds the background (qc_ctl_update_model), and restarts from the
  * model corrected by it.  A background that is real reads at least as much
@@ -366,7 +366,7 @@ static void qc_be_note_over(qc_ctl_t *ctl)
 
 static int qc_be_test_due(const qc_ctl_t *ctl, double m_b, double lowest)
 {
-    return ctl->bg.over >= QC_CTL_TEST_PERIODS
+    return ctl->bg.over >= QC_CTL_PERSIST
            && (ctl->bg.full
                || ctl->model.d > fmax(0.5 * ctl->cfg->bound, ctl->bg.seen))
            && m_b > lowest && ctl->bg.wait <= 0.0;
@@ -654,7 +654,7 @@ static void qc_valve_apply(qc_ctl_t *ctl, double lowest)
 /*
  * Within a period: a jump of the load decided above the lowest trees
  * (a cold start, a step, a restart on a model that is far off) that
- * keeps the resource saturated for QC_CTL_VALVE_TICKS ticks sends best
+ * keeps the resource saturated for QC_CTL_PERSIST ticks sends best
  * effort to the lowest tree at once, and with it each guaranteed host
  * past its contract (qc_over_contract): what a host has beyond it is
  * shared excess (paper, 5.1), best effort's to give up; a host within
@@ -692,7 +692,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
             ctl->tick.seconds = 0.0;
         }
         ctl->tick.seconds += dt;
-        jumped = ctl->tick.saturated >= QC_CTL_VALVE_TICKS
+        jumped = ctl->tick.saturated >= QC_CTL_PERSIST
                  && (upper - ctl->tick.upper0) / ctl->tick.seconds
                     > QC_CTL_VALVE_JUMP * ctl->tick.upper_rate
                       + QC_CTL_VALVE_LEAST;

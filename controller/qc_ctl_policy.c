@@ -194,7 +194,7 @@ static double qc_waiting_work(const qc_ctl_t *ctl)
  * left, for at most QC_CTL_DRAIN_SECONDS, and unless the work waiting
  * (measured where it shows QC_CTL_WAITING_LEAST or more: a CPU's work
  * in progress is in no queue; else this estimate) did not fall in
- * QC_CTL_GROWING saturated periods in a row: that is load the levels
+ * QC_CTL_PERSIST saturated periods in a row: that is load the levels
  * decided do not hold, not a queue draining (clients that send their
  * next request when a reply comes refill the resource as m falls).
  */
@@ -226,7 +226,7 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
     }
     ctl->sat.waiting_prev = q;
     return ctl->sat.backlog > QC_CTL_BACKLOG_IDLE
-           && ctl->sat.backlog_grew < QC_CTL_GROWING
+           && ctl->sat.backlog_grew < QC_CTL_PERSIST
            && ctl->sat.saturated_for <= QC_CTL_DRAIN_SECONDS
            && !qc_overflowing(ctl);
 }

@@ -23,9 +23,14 @@
  * model that overstates the work would hold "draining" for ever. */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
-#define QC_CTL_GROWING 3
 #define QC_CTL_FALLING 0.8
 #define QC_CTL_WAITING_LEAST 0.05
+/* Readings in a row on one side of a mark before a state is believed
+ * (a queue that does not fall, a reading over the bound, a saturated
+ * resource, tick or period): noise symmetric about the mark puts 3 in
+ * a row there once in 8, and a loop that acts once a period must not
+ * wait much longer to act on a change that is real. */
+#define QC_CTL_PERSIST 3
 /* Standard deviations of a Poisson count's jitter that bound 95% of
  * it: a count that moves less is noise (the fit's regressors, a host's
  * arrivals against its contract). */
@@ -56,7 +61,6 @@
  * it; over by this much for this many periods in a row, best effort
  * tests it at its lowest tree, at most once in this many seconds. */
 #define QC_CTL_TEST_OVER 0.1
-#define QC_CTL_TEST_PERIODS 3
 #define QC_CTL_TEST_SECONDS 30.0
 /* A test's reading this close to the fitted background confirms it. */
 #define QC_CTL_TEST_NOISE 0.95
