@@ -223,7 +223,7 @@ void qc_reject_saving(const qc_ctl_t *ctl, const qc_ctl_class_t *cl,
      * request of a site whose snapshots cost next to nothing).  Unless
      * the resource stays saturated past any drain: a prior too high is
      * never corrected by a saturated reading, which it predicts. */
-    if (cl->r > 0.0 && ctl->sat.saturated_for <= QC_CTL_LOWEST_OWN
+    if (cl->r > 0.0 && ctl->sat.saturated_for <= QC_CTL_DRAIN_SECONDS
         && !qc_overflowing(ctl)
         && qc_rls_tree_uncertainty(&ctl->rls, levels - 1, cl->xbar[0])
            > QC_MEASURED) {

@@ -20,7 +20,9 @@
 /* Decided work not yet sent (periods of the resource) below which
  * there is none, and the longest a resource is taken to drain it: a
  * link's queue after a step to 3x drains in 5 to 7 s.  Past that a
- * model that overstates the work would hold "draining" for ever. */
+ * model that overstates the work would hold "draining" for ever, and
+ * a saturation is the requests' own, of whatever tree they are served
+ * from (the fit learns from it; a guaranteed loop may refuse). */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
 #define QC_CTL_FALLING 0.8
@@ -44,10 +46,6 @@
 #define QC_CTL_OVER_NOISE 1.1
 /* A move of the link's queue, in periods, past its noise. */
 #define QC_CTL_LINK_FELL 0.25
-/* Saturated for longer than this, the load is the requests' own, of
- * whatever tree they are served from (doc/control.md, "When a 503 may
- * help"). */
-#define QC_CTL_LOWEST_OWN (2.0 * QC_CTL_DRAIN_SECONDS)
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
  * target: a loop holding the bound (doc/control.md, "The valve"). */
