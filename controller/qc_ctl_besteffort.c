@@ -15,13 +15,6 @@
 #include "qc_math.h"
 #include "qc_surge.h"
 
-/* The valve within a period (qc_ctl_valve), after QC_CTL_PERSIST
- * saturated ticks in a row: how far the rate decided above the lowest
- * trees over them must exceed the last period's (relative, and in
- * requests/s so that an idle period's 0 is no reference every burst
- * exceeds). */
-#define QC_CTL_VALVE_JUMP 1.5
-#define QC_CTL_VALVE_LEAST 5.0
 /* Ticks below the mark in a row that end a run: a saturated link's
  * tick reads 0.93-0.99, one in three to five under the mark. */
 #define QC_CTL_VALVE_DIPS 2
@@ -662,8 +655,9 @@ static void qc_valve_apply(qc_ctl_t *ctl, double lowest)
  * at its end, and on a link every second at 3x queues two seconds of
  * work that clients then wait for.  The loop restarts from the model
  * in the first period that reads unsaturated, as after its own valve.
- * Held load at the bound does not jump, so its busy seconds do not
- * fire this.  A background the fit knows to saturate the resource is
+ * A jump is a count of those requests past what the levels decide by
+ * more than its jitter (qc_count_past): held load at the bound differs
+ * by its jitter only, so its busy seconds do not fire this.  A background the fit knows to saturate the resource is
  * not shed here either.  The request path's surge guard (qc_surge.h)
  * fires it too, surged: it has seen arrivals past the rate that
  * saturates the resource, and sends them down itself until then.
@@ -693,9 +687,8 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
         }
         ctl->tick.seconds += dt;
         jumped = ctl->tick.saturated >= QC_CTL_PERSIST
-                 && (upper - ctl->tick.upper0) / ctl->tick.seconds
-                    > QC_CTL_VALVE_JUMP * ctl->tick.upper_rate
-                      + QC_CTL_VALVE_LEAST;
+                 && qc_count_past(upper - ctl->tick.upper0,
+                                  ctl->tick.upper_rate * ctl->tick.seconds);
     }
     fewest = qc_fewest_levels(ctl, 1);
     lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
