@@ -271,8 +271,9 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
 /*
  * A saturation the loop met while holding the bound (its last
  * unsaturated reading near u_held, the reading at best effort's target,
- * at about today's arrivals and level m_b): the chance of a noisy
- * sensor, not a model off by a factor.  u_held counts what the reading
+ * at today's arrivals but for their counting jitter, and at a level no
+ * lower than m_b): the chance of a noisy sensor, not a model off by a
+ * factor.  u_held counts what the reading
  * holds besides best effort, the guaranteed classes and the background:
  * against best effort's target alone, a background of half the bound
  * made every saturation look held, and best effort stayed at its top
@@ -280,9 +281,12 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
  */
 static int qc_was_holding(const qc_ctl_t *ctl, double u_held, double m_b)
 {
+    double t = ctl->cfg->period;
+
     return ctl->sat.u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * u_held
-           && qc_arrivals(ctl) <= QC_CTL_HELD_RATE * ctl->sat.r_unsaturated
-           && m_b <= ctl->sat.m_unsaturated + QC_CTL_HELD_STEP;
+           && !qc_count_past(qc_arrivals(ctl) * t,
+                             ctl->sat.r_unsaturated * t)
+           && m_b <= ctl->sat.m_unsaturated;
 }
 
 /*

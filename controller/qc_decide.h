@@ -48,13 +48,10 @@
 #define QC_CTL_LINK_FELL 0.25
 /* Saturated periods in a row after which best effort degrades fully,
  * unless the last unsaturated reading was within this share of the
- * target: a loop holding the bound (doc/control.md, "The valve"). */
+ * target: a loop holding the bound (doc/control.md, "The valve"; a
+ * link held at 0.9 reads 0.8 to 0.98 from one second to the next). */
 #define QC_CTL_VALVE_PERIODS 2
 #define QC_CTL_HELD_BAND 0.2
-/* ... and no more arrivals than this times those of that reading, and
- * best effort's level no higher than then by more than this. */
-#define QC_CTL_HELD_RATE 1.2
-#define QC_CTL_HELD_STEP 0.02
 /* A background of more than half the bound lets the reading stay over
  * it; over by this much for this many periods in a row, best effort
  * tests it at its lowest tree, at most once in this many seconds. */
