@@ -19,11 +19,6 @@
 /* Decided load the loops expected to exceed the bound, relative. */
 #define QC_CTL_EXPECTED 1.05
 
-/* Wrong resource: the sensor below half the bound while this many
- * connections wait in the accept queues, for this many periods. */
-#define QC_WARN_QUEUE 16
-#define QC_WARN_PERIODS 5
-
 /* The model physics gives a link, in measured units (no k): a request
  * costs its overhead bytes, a byte 1 / the link's bytes/s, a 503 next to
  * nothing.  No fit enters it. */
@@ -367,22 +362,29 @@ static void qc_note_unsaturated(qc_ctl_t *ctl, double u_model)
 }
 
 /*
- * QosCtlResource names the wrong resource when it stays low while
- * connections wait to be accepted: something else is the bottleneck.
- * Counted up and down so that one period does not flip it.
+ * QosCtlResource names the wrong resource when it stays under half the
+ * bound (half is best effort's own share: qc_target_background) while
+ * connections wait to be accepted longer than refusing's target, by
+ * Little's law on the period's completions: something else is the
+ * bottleneck.  Counted up and down so that one period does not flip
+ * it.
  */
 static void qc_check_resource(qc_ctl_t *ctl)
 {
+    double per = qc_mean_service(ctl);
+
     if (ctl->reading.known && ctl->u_measured < 0.5 * ctl->cfg->bound
-        && ctl->queued >= QC_WARN_QUEUE) {
-        if (ctl->low_queued < 2 * QC_WARN_PERIODS) {
+        && ctl->queued > 0
+        && (per <= 0.0 || (double)ctl->queued * per
+                          > QC_CTL_WAIT_PERIODS * ctl->cfg->period)) {
+        if (ctl->low_queued < 2 * QC_CTL_PERSIST) {
             ctl->low_queued++;
         }
     }
     else if (ctl->low_queued > 0) {
         ctl->low_queued--;
     }
-    if (ctl->low_queued >= QC_WARN_PERIODS) {
+    if (ctl->low_queued >= QC_CTL_PERSIST) {
         ctl->warnings |= QC_WARN_WRONG_RESOURCE;
     }
     else if (ctl->low_queued == 0) {
