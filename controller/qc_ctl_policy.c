@@ -187,15 +187,17 @@ static double qc_waiting_work(const qc_ctl_t *ctl)
  * model's error as backlog instead, and a saturation held by levels
  * set too high would pass for a drain.  Returns nonzero while some is
  * left, for at most QC_CTL_DRAIN_SECONDS, and unless the work waiting
- * (measured where it shows QC_CTL_WAITING_LEAST or more: a CPU's work
- * in progress is in no queue; else this estimate) did not fall in
- * QC_CTL_PERSIST saturated periods in a row: that is load the levels
+ * (measured where it shows more than a queue's noise, QC_CTL_LINK_FELL
+ * of a period: a CPU's work in progress is in no queue; else this
+ * estimate) did not fall by more than that noise in QC_CTL_PERSIST
+ * saturated periods in a row: that is load the levels
  * decided do not hold, not a queue draining (clients that send their
  * next request when a reply comes refill the resource as m falls).
  */
 static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
 {
     double before = ctl->sat.backlog, q = qc_waiting_work(ctl);
+    double noise = QC_CTL_LINK_FELL * ctl->cfg->period;
 
     if (ctl->reading.saturated) {
         double excess = (ctl->sat.k_unsaturated > 0.0 ? ctl->sat.k_unsaturated
@@ -208,9 +210,8 @@ static int qc_update_backlog(qc_ctl_t *ctl, double u_model)
         if (ctl->sat.backlog < 0.0) {
             ctl->sat.backlog = 0.0;
         }
-        ctl->sat.backlog_grew = (q >= 0.0
-                             && ctl->sat.waiting_prev >= QC_CTL_WAITING_LEAST
-                             ? q >= QC_CTL_FALLING * ctl->sat.waiting_prev
+        ctl->sat.backlog_grew = (q >= 0.0 && ctl->sat.waiting_prev >= noise
+                             ? q > ctl->sat.waiting_prev - noise
                              : before > 0.0 && ctl->sat.backlog >= before)
                             ? ctl->sat.backlog_grew + 1 : 0;
     }

@@ -25,8 +25,6 @@
  * from (the fit learns from it; a guaranteed loop may refuse). */
 #define QC_CTL_BACKLOG_IDLE 0.05
 #define QC_CTL_DRAIN_SECONDS 10.0
-#define QC_CTL_FALLING 0.8
-#define QC_CTL_WAITING_LEAST 0.05
 /* Readings in a row on one side of a mark before a state is believed
  * (a queue that does not fall, a reading over the bound, a saturated
  * resource, tick or period): noise symmetric about the mark puts 3 in
