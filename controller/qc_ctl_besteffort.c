@@ -19,11 +19,6 @@
  * tick reads 0.93-0.99, one in three to five under the mark. */
 #define QC_CTL_VALVE_DIPS 2
 
-/* Periods over which best effort drains a backlog: held at the bound it
- * would drain at the resource's spare 10% (a 2 s backlog after a step to
- * 3x: 20 s of queueing, and clients time out). */
-#define QC_CTL_DRAIN_PERIODS 3.0
-
 /* Is a class of a host that is not pinned served at the best-effort
  * level m (= m_b M)?  Best effort's basic clients always are; a class
  * with a level of its own when m is above it: a guaranteed host's
@@ -444,7 +439,10 @@ static void qc_be_plan(qc_ctl_t *ctl, double u_guaranteed, qc_be_plan_t *pl)
      * leaves. */
     pl->target = ctl->be_target;
     if (ctl->sat.draining) {
-        pl->target -= ctl->sat.backlog / QC_CTL_DRAIN_PERIODS;
+        /* Within refusing's wait target: held at the bound, a backlog
+         * drains at the spare 10% (2 s after a step to 3x: 20 s of
+         * queueing, and clients time out). */
+        pl->target -= ctl->sat.backlog / QC_CTL_WAIT_PERIODS;
         pl->target = pl->target > 0.0 ? pl->target : 0.0;
     }
     if (pl->sum.gain <= 0.0) {

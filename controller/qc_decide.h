@@ -37,7 +37,8 @@
 #define QC_COUNT_JITTER_SD 2.0
 /* Periods of work a request may wait before the loops may refuse
  * (qc_be_mode.h, refusing's gate): one, the loop's own reaction time;
- * past it the tree loop cannot shorten the queue. */
+ * past it the tree loop cannot shorten the queue.  A drain clears a
+ * backlog within it too. */
 #define QC_CTL_WAIT_PERIODS 1.0
 /* A reading past this is load beyond the resource as declared, not a
  * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_PI_UNCAPPED). */
