@@ -64,7 +64,7 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
         }
     }
     if (c->saturated >= 2 && !expected_over) {
-        c->k *= QC_CALIB_SEARCH;
+        c->k *= QC_PI_SEARCH;  /* a saturated reading bounds k only */
     }
     c->k = qc_clampd(c->k, QC_CALIB_MIN, QC_CALIB_MAX);
     return c->k;

@@ -32,9 +32,6 @@
  * leaves). */
 #define QC_CALIB_MIN_LOAD 0.01
 
-/* Growth of k per saturated period while nothing decided drains. */
-#define QC_CALIB_SEARCH 1.5
-
 /* Weight of a period's reading in k (geometric mean with the old). */
 #define QC_CALIB_WEIGHT 0.5
 

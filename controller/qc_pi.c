@@ -294,7 +294,7 @@ double qc_pi_up_limit(double m, double lowest, double unit)
     if (m < lowest) {
         return lowest + least;
     }
-    return lowest + fmax(QC_PI_UP_GROWTH * (m - lowest), m - lowest + least);
+    return lowest + fmax(QC_PI_SEARCH * (m - lowest), m - lowest + least);
 }
 
 void qc_pi_restart(qc_pi_t *pi, double m)

@@ -187,15 +187,22 @@ void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
 void qc_pi_shift(qc_pi_t *pi, double dm);
 
 /*
- * The highest level a loop at m may reach next period: its excess over
- * the lowest tree (`lowest`) at most QC_PI_UP_GROWTH times what it
- * was, or QC_PI_UP_LEAST of a tree (`unit`) more.  Down is never
- * limited, nor the way out of rejection (its levels are measured, and
- * a 503 is the last resort); up on the model's word is, since the
- * model is least known where the loop has not been (doc/control.md,
- * "Up moves").
+ * A factor the loops cannot measure is searched for by doubling a
+ * period: any factor f is reached in log2 f periods and passed by at
+ * most 2x.  The calibration k searches so while saturated readings
+ * bound it only from below (qc_calib_update), and a loop's up moves so
+ * where the model is least known, where the loop has not been.
  */
-#define QC_PI_UP_GROWTH 2.0
+#define QC_PI_SEARCH 2.0
+
+/*
+ * The highest level a loop at m may reach next period: its excess over
+ * the lowest tree (`lowest`) at most QC_PI_SEARCH times what it was,
+ * or QC_PI_UP_LEAST of a tree (`unit`) more.  Down is never limited,
+ * nor the way out of rejection (its levels are measured, and a 503 is
+ * the last resort); up on the model's word is (doc/control.md, "Up
+ * moves").
+ */
 #define QC_PI_UP_LEAST 0.15
 
 double qc_pi_up_limit(double m, double lowest, double unit);
