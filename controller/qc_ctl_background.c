@@ -16,12 +16,6 @@
 #include "qc_decide.h"
 #include "qc_math.h"
 
-/* Background load is there at every instant, so it is at most the
- * lowest reading of the last FLOOR to 2 FLOOR seconds; one that
- * fluctuates is charged on average, up to half the bound above that
- * (what the targets charge at most: qc_target_background). */
-#define QC_CTL_FLOOR_SECONDS 15.0
-
 /*
  * The lowest reading of the last QC_CTL_FLOOR_SECONDS or more: two
  * windows, the current one and the one before (< 0 while there is no

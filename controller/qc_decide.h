@@ -51,11 +51,18 @@
  * link held at 0.9 reads 0.8 to 0.98 from one second to the next). */
 #define QC_CTL_VALVE_PERIODS 2
 #define QC_CTL_HELD_BAND 0.2
+/* Background load is there at every instant, so it is at most the
+ * lowest reading of the last FLOOR to 2 FLOOR seconds; one that
+ * fluctuates is charged on average, up to half the bound above that
+ * (what the targets charge at most: qc_target_background). */
+#define QC_CTL_FLOOR_SECONDS 15.0
 /* A background of more than half the bound lets the reading stay over
- * it; over by this much for this many periods in a row, best effort
- * tests it at its lowest tree, at most once in this many seconds. */
-#define QC_CTL_TEST_OVER 0.1
-#define QC_CTL_TEST_SECONDS 30.0
+ * it; over by more than a reading's noise (QC_CTL_OVER_NOISE) for
+ * QC_CTL_PERSIST periods in a row, best effort tests it at its lowest
+ * tree, at most once in the floor's longest window, so that the floor
+ * always holds a test's reading. */
+#define QC_CTL_TEST_OVER (QC_CTL_OVER_NOISE - 1.0)
+#define QC_CTL_TEST_SECONDS (2.0 * QC_CTL_FLOOR_SECONDS)
 /* A test's reading this close to the fitted background confirms it. */
 #define QC_CTL_TEST_NOISE 0.95
 
