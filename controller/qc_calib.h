@@ -24,8 +24,8 @@
 #define QC_CALIB_H
 
 /* Range of k: a prior off by 10x either way is inside it. */
-#define QC_CALIB_MIN (1.0 / 64.0)
 #define QC_CALIB_MAX 64.0
+#define QC_CALIB_MIN (1.0 / QC_CALIB_MAX)
 
 /* Model load (utilization) below which a period does not measure k,
  * only bounds it from above (the requests load no more than the reading

@@ -60,11 +60,10 @@
  * it; over by more than a reading's noise (QC_CTL_OVER_NOISE) for
  * QC_CTL_PERSIST periods in a row, best effort tests it at its lowest
  * tree, at most once in the floor's longest window, so that the floor
- * always holds a test's reading. */
+ * always holds a test's reading.  A test's reading within that noise
+ * of the fitted background confirms it. */
 #define QC_CTL_TEST_OVER (QC_CTL_OVER_NOISE - 1.0)
 #define QC_CTL_TEST_SECONDS (2.0 * QC_CTL_FLOOR_SECONDS)
-/* A test's reading this close to the fitted background confirms it. */
-#define QC_CTL_TEST_NOISE 0.95
 
 /* The fit has measured a tree's cost once its uncertainty is below this
  * share of the prior's (qc_rls_a_uncertainty). */
