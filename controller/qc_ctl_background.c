@@ -82,7 +82,7 @@ double qc_bg_before_fit(qc_ctl_t *ctl)
      * background (qc_be_test_start) read the background and
      * what was left of the requests: no background is more. */
     if (ctl->bg.test && u >= 0.0) {
-        ctl->bg.restore = qc_rls_d(&ctl->rls) - QC_CTL_TEST_OVER <= u
+        ctl->bg.restore = qc_rls_d(&ctl->rls) - QC_CTL_READING_NOISE <= u
                           ? ctl->bg.m : 0.0;
         ctl->bg.seen = u;
         qc_rls_limit_d(&ctl->rls, u);

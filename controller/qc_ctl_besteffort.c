@@ -278,7 +278,7 @@ static int qc_was_holding(const qc_ctl_t *ctl, double u_held, double m_b)
 {
     double t = ctl->cfg->period;
 
-    return ctl->sat.u_unsaturated >= (1.0 - QC_CTL_HELD_BAND) * u_held
+    return ctl->sat.u_unsaturated >= u_held - QC_CTL_READING_NOISE
            && !qc_count_past(qc_arrivals(ctl) * t,
                              ctl->sat.r_unsaturated * t)
            && m_b <= ctl->sat.m_unsaturated;
@@ -347,7 +347,7 @@ static void qc_be_note_over(qc_ctl_t *ctl)
     const qc_ctl_config_t *cfg = ctl->cfg;
 
     ctl->bg.wait -= cfg->period;
-    if (ctl->u_measured > cfg->bound + QC_CTL_TEST_OVER
+    if (ctl->u_measured > cfg->bound + QC_CTL_READING_NOISE
         || ctl->reading.saturated) {
         ctl->bg.over++;
     }

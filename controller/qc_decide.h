@@ -43,26 +43,29 @@
 /* A reading past this is load beyond the resource as declared, not a
  * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_PI_UNCAPPED). */
 #define QC_CTL_OVER_NOISE 1.1
+/* So a reading's noise is a tenth of the scale (a link held at 0.9
+ * reads 0.8 to 0.98 from one second to the next): a loop holding the
+ * bound, a reading over it that may be a background's, and a test's
+ * reading that confirms one are told within it. */
+#define QC_CTL_READING_NOISE (QC_CTL_OVER_NOISE - 1.0)
 /* A move of the link's queue, in periods, past its noise. */
 #define QC_CTL_LINK_FELL 0.25
-/* Saturated periods in a row after which best effort degrades fully,
- * unless the last unsaturated reading was within this share of the
- * target: a loop holding the bound (doc/control.md, "The valve"; a
- * link held at 0.9 reads 0.8 to 0.98 from one second to the next). */
+/* Saturated periods in a row after which best effort degrades fully:
+ * the loop acted on the first, and the second reads that it did not
+ * unsaturate the resource; unless it was holding the bound (its last
+ * unsaturated reading within a reading's noise of the target: the
+ * valve in doc/control.md). */
 #define QC_CTL_VALVE_PERIODS 2
-#define QC_CTL_HELD_BAND 0.2
 /* Background load is there at every instant, so it is at most the
  * lowest reading of the last FLOOR to 2 FLOOR seconds; one that
  * fluctuates is charged on average, up to half the bound above that
  * (what the targets charge at most: qc_target_background). */
 #define QC_CTL_FLOOR_SECONDS 15.0
 /* A background of more than half the bound lets the reading stay over
- * it; over by more than a reading's noise (QC_CTL_OVER_NOISE) for
- * QC_CTL_PERSIST periods in a row, best effort tests it at its lowest
- * tree, at most once in the floor's longest window, so that the floor
- * always holds a test's reading.  A test's reading within that noise
- * of the fitted background confirms it. */
-#define QC_CTL_TEST_OVER (QC_CTL_OVER_NOISE - 1.0)
+ * it; over by more than a reading's noise for QC_CTL_PERSIST periods
+ * in a row, best effort tests it at its lowest tree, at most once in
+ * the floor's longest window, so that the floor always holds a test's
+ * reading. */
 #define QC_CTL_TEST_SECONDS (2.0 * QC_CTL_FLOOR_SECONDS)
 
 /* The fit has measured a tree's cost once its uncertainty is below this

@@ -836,8 +836,8 @@ START_TEST(test_cheaper_pages_are_no_background)
             ck_assert(fabs(tail - 0.6) < 0.1);
             /* A d past half the bound, which the targets charge, lets
              * the reading stay over the bound by the rest; past
-             * QC_CTL_TEST_OVER of that, the background is tested. */
-            ck_assert(g.ctl.model.d < 0.5 * 0.6 + QC_CTL_TEST_OVER
+             * QC_CTL_READING_NOISE of that, the background is tested. */
+            ck_assert(g.ctl.model.d < 0.5 * 0.6 + QC_CTL_READING_NOISE
                       || g.ctl.bg.tests > 0);
         }
     }
