@@ -16,9 +16,6 @@
 #include "qc_math.h"
 #include "qc_surge.h"
 
-/* Decided load the loops expected to exceed the bound, relative. */
-#define QC_CTL_EXPECTED 1.05
-
 /* The model physics gives a link, in measured units (no k): a request
  * costs its overhead bytes, a byte 1 / the link's bytes/s, a 503 next to
  * nothing.  No fit enters it. */
@@ -444,9 +441,11 @@ static void qc_ctl_calibrate(qc_ctl_t *ctl)
     }
     /* The calibration takes the whole background out of the reading:
      * the requests' share is what is left.  (The targets charge it only
-     * up to half the bound: qc_target_background.) */
+     * up to half the bound: qc_target_background.)  Decisions the
+     * loops expected to read over the bound past a reading's noise make
+     * a saturated reading no news of k (qc_calib_update). */
     expected_over = ctl->calib.k * u_model + ctl->model.d
-                    > QC_CTL_EXPECTED * cfg->bound;
+                    > cfg->bound + QC_CTL_READING_NOISE;
     qc_note_link_queue(ctl, 1.0 / qc_min_levels(ctl));
     draining = qc_update_backlog(ctl, u_model);
     ctl->sat.drained = ctl->sat.draining && !draining;
