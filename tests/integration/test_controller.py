@@ -439,50 +439,74 @@ def test_surge_guard_sends_a_burst_down_and_leaves_steady_load(apache):
     assert doc["controller"]["surge_degraded"] == 0
     valves = doc["controller"]["valve_firings"]
 
-    # the burst: 2,000 requests at up to 4,000 req/s, after a steady
-    # second that sets the rate from 48 req/s again
-    steady = threading.Thread(target=qcharness.httperf, daemon=True,
-                              args=("127.0.0.1", a.port),
-                              kwargs=dict(uri="/x.txt", rate=48,
-                                          num_conns=96, nice=5))
-    steady.start()
-    time.sleep(1.5)
-    premium = {}
-    prem = threading.Thread(target=lambda: premium.update(qcharness.httperf(
-        "127.0.0.1", a.port, uri="/x.txt", rate=50, num_conns=30, nice=5,
-        headers=("X-Forwarded-For: 192.0.2.7",))), daemon=True)
-    prem.start()
-    burst = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt",
-                              rate=4000, num_conns=2000, nice=5)
-    steady.join(60)
-    prem.join(60)
-    assert premium.get("s2xx") == 30, premium.get("raw")
-    # httperf polls with select(), so it cannot hold more than about
-    # 1,020 connections; those it never opened (fd-unavail) were never
-    # offered.  Every request it did send is answered, and none refused.
-    assert burst["requests"] + burst["fd_unavail"] == 2000, burst["raw"]
-    assert burst["requests"] >= 1500, burst["raw"]
-    assert burst["s2xx"] == burst["requests"], burst["raw"]
-    assert burst["s5xx"] == 0, burst["raw"]
-    doc = a.status_json()
-    down = doc["controller"]["surge_degraded"]
-    print("surge guard: rate %.0f req/s before the burst; %d of its "
-          "requests sent down; burst rate %.0f req/s" %
-          (rate, down, burst["request_rate"]))
-    assert down >= 1
-    assert wait_for(lambda: controller(a)["valve_firings"] > valves)
-    with open(os.path.join(a.root, "surge.log")) as f:
-        lines = [line.rstrip("\n").split(" ", 3) for line in f]
-    reasons = [w[3] for w in lines if w[3].endswith(" surge")]
-    assert reasons and all(r.startswith("degraded 1/2 ") for r in reasons)
-    # premium's requests came while basic's were sent down, and none of
-    # them was
-    surged = [i for i, w in enumerate(lines) if w[3].endswith(" surge")]
-    mine = [i for i, w in enumerate(lines) if w[0] == "192.0.2.7"]
-    assert len(mine) == 30, lines[-40:]
-    assert any(surged[0] < i < surged[-1] for i in mine), (surged, mine)
-    assert not any(lines[i][3].endswith(" surge") for i in mine), \
-        [lines[i] for i in mine]
+    # The burst: 2,000 requests at up to 4,000 req/s, after a steady
+    # second that sets the rate from 48 req/s again.  The guard sends
+    # requests down until the valve fires at the next controller tick,
+    # so its window may be a few milliseconds: premium comes every 2.5
+    # ms for a second from the burst's start (not before it: the rate
+    # follows the last period's arrivals), well within the rate by
+    # itself (400 of about 960 req/s).  Whether a premium request falls
+    # in the window is chance; up to four bursts, each judged whole.
+    def burst_with_premium():
+        steady = threading.Thread(target=qcharness.httperf, daemon=True,
+                                  args=("127.0.0.1", a.port),
+                                  kwargs=dict(uri="/x.txt", rate=48,
+                                              num_conns=96, nice=5))
+        steady.start()
+        time.sleep(1.5)
+        premium = {}
+        prem = threading.Thread(target=lambda: premium.update(
+            qcharness.httperf("127.0.0.1", a.port, uri="/x.txt", rate=400,
+                              num_conns=400, nice=5,
+                              headers=("X-Forwarded-For: 192.0.2.7",))),
+            daemon=True)
+        with open(os.path.join(a.root, "surge.log")) as f:
+            first = len(f.readlines())
+        down0 = controller(a)["surge_degraded"]
+        prem.start()
+        burst = qcharness.httperf("127.0.0.1", a.port, uri="/x.txt",
+                                  rate=4000, num_conns=2000, nice=5)
+        steady.join(60)
+        prem.join(60)
+        assert premium.get("s2xx") == 400, premium.get("raw")
+        # httperf polls with select(), so it cannot hold more than about
+        # 1,020 connections; those it never opened (fd-unavail) were
+        # never offered.  Every request it did send is answered, and
+        # none refused.
+        assert burst["requests"] + burst["fd_unavail"] == 2000, burst["raw"]
+        assert burst["requests"] >= 1500, burst["raw"]
+        assert burst["s2xx"] == burst["requests"], burst["raw"]
+        assert burst["s5xx"] == 0, burst["raw"]
+        down = controller(a)["surge_degraded"] - down0
+        print("surge guard: rate %.0f req/s before the burst; %d of its "
+              "requests sent down; burst rate %.0f req/s" %
+              (rate, down, burst["request_rate"]))
+        assert down >= 1
+        assert wait_for(lambda: controller(a)["valve_firings"] > valves)
+        with open(os.path.join(a.root, "surge.log")) as f:
+            lines = [line.rstrip("\n").split(" ", 3)
+                     for line in f.readlines()[first:]]
+        reasons = [w[3] for w in lines if w[3].endswith(" surge")]
+        assert reasons and all(r.startswith("degraded 1/2 ")
+                               for r in reasons)
+        # none of premium's requests was sent down
+        surged = [i for i, w in enumerate(lines) if w[3].endswith(" surge")]
+        mine = [i for i, w in enumerate(lines) if w[0] == "192.0.2.7"]
+        assert len(mine) == 400, lines[-40:]
+        assert not any(lines[i][3].endswith(" surge") for i in mine), \
+            [lines[i] for i in mine]
+        # did premium's requests come while basic's were sent down?
+        return any(surged[0] < i < surged[-1] for i in mine)
+
+    overlapped = False
+    for attempt in range(4):
+        overlapped = burst_with_premium()
+        if overlapped:
+            break
+        valves = controller(a)["valve_firings"]
+        wait_for(lambda: a.status_json()["vhosts"][0]["classes"]["basic"]
+                 ["m"] == 2.0, limit=30)
+    assert overlapped, "premium never came inside the guard's window"
     # back to the top tree once the load is light again
     def basic_m():
         return a.status_json()["vhosts"][0]["classes"]["basic"]["m"]
