@@ -68,6 +68,42 @@ class user_lock:
         return False
 
 
+def _uid_runs(uid):
+    """Does a process run as uid (real, effective or saved)?"""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/status" % pid) as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if str(uid) in line.split()[1:4]:
+                            return True
+                        break
+        except OSError:
+            pass
+    return False
+
+
+def make_system_user(name):
+    """Make the system user `name` as the package's postinst does."""
+    subprocess.run(["adduser", "--system", "--group", "--quiet",
+                    "--home", "/nonexistent", "--no-create-home",
+                    "--shell", "/usr/sbin/nologin", name], check=True)
+
+
+def remove_system_user(name, limit=30.0):
+    """Remove a system user make_system_user made, once no process runs as
+    it: userdel refuses while one does, and the controller may outlive
+    httpd's parent by a moment.  Raises if the user stays."""
+    import pwd
+    uid = pwd.getpwnam(name).pw_uid
+    wait_for(lambda: not _uid_runs(uid), limit, 0.1)
+    subprocess.run(["deluser", "--system", "--quiet", name], check=True)
+    subprocess.run(["delgroup", "--system", "--quiet", "--only-if-empty",
+                    name], check=False)
+
+
 def run_user():
     """httpd refuses to serve as root; tests run as root in CI."""
     if os.geteuid() != 0:

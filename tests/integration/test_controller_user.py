@@ -59,19 +59,13 @@ def qosctl_user():
     with qcharness.user_lock():
         made = False
         if not has_user(DEFAULT_USER):
-            subprocess.run(["adduser", "--system", "--group", "--quiet",
-                            "--home", "/nonexistent", "--no-create-home",
-                            DEFAULT_USER], check=True)
+            qcharness.make_system_user(DEFAULT_USER)
             made = True
         try:
             yield pwd.getpwnam(DEFAULT_USER)
         finally:
             if made:
-                subprocess.run(["deluser", "--system", "--quiet",
-                                DEFAULT_USER], check=False)
-                subprocess.run(["delgroup", "--system", "--quiet",
-                                "--only-if-empty", DEFAULT_USER],
-                               check=False)
+                qcharness.remove_system_user(DEFAULT_USER)
 
 
 # What kill(2) says to the User: the errno's name, or "sent".
