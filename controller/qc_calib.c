@@ -23,11 +23,11 @@ double qc_calib_update(qc_calib_t *c, double u_measured, double u_model,
     }
     if (reading == QC_CALIB_OLD) {
         c->saturated = u_measured < saturated_at
-                       || u_measured >= QC_PI_UNCAPPED ? 0
+                       || u_measured >= QC_U_UNCAPPED ? 0
                        : c->saturated + 1;
         return c->k;
     }
-    if (u_measured < saturated_at || u_measured >= QC_PI_UNCAPPED) {
+    if (u_measured < saturated_at || u_measured >= QC_U_UNCAPPED) {
         c->saturated = 0;
         if (u_model < QC_CALIB_MIN_LOAD) {
             /* Too little to measure k by, enough to bound it: the

@@ -90,7 +90,7 @@ double qc_bg_before_fit(qc_ctl_t *ctl)
         /* Everything at its lowest tree and well short of saturated
          * (past a sensor's rounding): the saturation was the requests'. */
         if (ctl->bg.full
-            && u < 0.5 * (cfg->bound + QC_PI_SATURATED)) {
+            && u < 0.5 * (cfg->bound + QC_U_SATURATED)) {
             qc_background_gone(ctl);
             ctl->bg.restore = 0.0;
         }

@@ -672,7 +672,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     int jumped = 0;
 
     ctl->tick.upper = upper;
-    if (!(u_tick >= QC_PI_SATURATED) || !(dt > 0.0)) {
+    if (!(u_tick >= QC_U_SATURATED) || !(dt > 0.0)) {
         if (!(dt > 0.0) || !ctl->tick.saturated
             || ++ctl->tick.dips >= QC_CTL_VALVE_DIPS) {
             ctl->tick.saturated = 0;

@@ -66,7 +66,7 @@
 
 /* A reading from which a period is loaded enough for its cost of a
  * completion to be held (qc_dry_demand): half the saturated mark. */
-#define QC_DRY_LOADED (0.5 * QC_PI_SATURATED)
+#define QC_DRY_LOADED (0.5 * QC_U_SATURATED)
 
 /* Completions a period needs before its arrivals over them are read. */
 #define QC_DRY_MIN_DONE 20.0
@@ -188,7 +188,7 @@ static double qc_dry_demand(qc_ctl_t *ctl, double u, double served,
         return fmax(u - ctl->calib.k * (served - would), 0.0);
     }
     k = qc_dry_cost(ctl, u, d, served, dt, &unseen);
-    if (!qc_pi_capped(u)) {
+    if (!qc_u_capped(u)) {
         if (u >= QC_DRY_LOADED) {
             ctl->dry.k_loaded = k;
         }
@@ -226,7 +226,7 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
         return;
     }
     demand = qc_dry_demand(ctl, u, served, would, dt);
-    if (u >= QC_PI_UNCAPPED) {
+    if (u >= QC_U_UNCAPPED) {
         /* a link declared below what it carries: no cap to model */
         v = demand;
         dry->backlog = 0.0;
@@ -237,8 +237,8 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
     }
     ctl->u_measured = v;
     dry->ratio = u > 0.0 ? v / u : 1.0;
-    rd->saturated = qc_pi_capped(v);
-    rd->fresh = !qc_pi_capped(dry->u_prev);
+    rd->saturated = qc_u_capped(v);
+    rd->fresh = !qc_u_capped(dry->u_prev);
     if (ctl->queued >= 0) {
         ctl->queued = dry->backlog > 0.0 ? ctl->queued : 0;
     }
@@ -257,8 +257,8 @@ void qc_ctl_dry_restore(qc_ctl_t *ctl)
 
     dry->u_prev = rd->known ? ctl->u_measured : -1.0;
     ctl->u_measured = dry->u;
-    rd->saturated = qc_pi_capped(dry->u);
-    rd->fresh = !qc_pi_capped(ctl->prev_u);
+    rd->saturated = qc_u_capped(dry->u);
+    rd->fresh = !qc_u_capped(ctl->prev_u);
     ctl->queued = dry->queued;
     ctl->sent_backlog = dry->sent_backlog;
     ctl->prev_sent_backlog = dry->prev_sent_backlog;

@@ -252,7 +252,7 @@ int qc_reject_helps(const qc_ctl_t *ctl, double r, double u0,
     /* The link's queue not draining at the lowest tree measures what
      * the prices could only bound: that tree's load is over the link's. */
     return r <= 0.0
-           || (ctl->model.d < QC_PI_SATURATED
+           || (ctl->model.d < QC_U_SATURATED
                && (qc_overflowing(ctl)
                    || (ctl->calib.k * u1 > target
                        && u1 > fmax(own, target)))

@@ -331,7 +331,7 @@ static void qc_note_link_queue(qc_ctl_t *ctl, double lowest)
                                             / ctl->cfg->period,
                           ctl->link_bps, w, n);
     }
-    else if (load >= 0.0 && !ctl->sat.draining && !qc_pi_capped(load)) {
+    else if (load >= 0.0 && !ctl->sat.draining && !qc_u_capped(load)) {
         qc_overflow_learn(&ctl->ovf, load, ctl->link_bps, w, n);
     }
     qc_overflow_observe(&ctl->ovf, ctl->sent_backlog >= 0.0,
@@ -452,7 +452,7 @@ static void qc_ctl_calibrate(qc_ctl_t *ctl)
     ctl->sat.draining = draining;
     qc_ctl_classify_load(ctl, u_model);
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    ctl->reading.whose, expected_over, QC_PI_SATURATED);
+                    ctl->reading.whose, expected_over, QC_U_SATURATED);
     qc_note_unsaturated(ctl, u_model);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {

@@ -123,8 +123,8 @@ void qc_ctl_classify(qc_ctl_t *ctl)
     int k;
 
     rd->known = u >= 0.0;
-    rd->saturated = qc_pi_capped(u);
-    rd->fresh = !qc_pi_capped(ctl->prev_u);
+    rd->saturated = qc_u_capped(u);
+    rd->fresh = !qc_u_capped(ctl->prev_u);
     rd->lagging = ctl->tick.valved || ctl->tick.valved_last;
     rd->served = rd->w = rd->r_rej = 0.0;
     for (i = 0; i < cfg->nvs; i++) {

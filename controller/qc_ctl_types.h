@@ -98,7 +98,7 @@ typedef struct {
  */
 typedef struct {
     int known;          /* the sensors could be read */
-    int saturated;      /* qc_pi_capped: a lower bound of the load, no
+    int saturated;      /* qc_u_capped: a lower bound of the load, no
                          * measure of it */
     int fresh;          /* the last period's reading was not saturated */
     int lagging;        /* the valve fired in this period or the last:

@@ -41,7 +41,7 @@
  * backlog within it too. */
 #define QC_CTL_WAIT_PERIODS 1.0
 /* A reading past this is load beyond the resource as declared, not a
- * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_PI_UNCAPPED). */
+ * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_U_UNCAPPED). */
 #define QC_CTL_OVER_NOISE 1.1
 /* So a reading's noise is a tenth of the scale (a link held at 0.9
  * reads 0.8 to 0.98 from one second to the next): a loop holding the

@@ -233,7 +233,7 @@ double qc_pi_invert_above(double (*f)(double m, void *arg), void *arg,
 double qc_pi_model_ratio(double measured, double model)
 {
     if (!isfinite(measured) || !isfinite(model) || !(model > 1e-3)
-        || qc_pi_capped(measured)) {
+        || qc_u_capped(measured)) {
         return 1.0;
     }
     return qc_clampd(measured / model, 0.25, 4.0);

@@ -12,6 +12,8 @@
 #ifndef QC_PI_H
 #define QC_PI_H
 
+#include "qc_reading.h"
+
 /* Smallest process gain used (U per unit of m), so gains stay finite. */
 #define QC_PI_GAIN_MIN 1e-3
 
@@ -24,24 +26,6 @@
 
 /* Pass as `applied` to qc_pi_step(): the loop's own output is in force. */
 #define QC_PI_APPLIED_OWN (-1.0)
-
-/* Utilization from which a sensor is taken to be saturated: capped, it
- * no longer tells how much load there is. */
-#define QC_PI_SATURATED 0.95
-
-/* From here on a reading is no cap: a link declared below what it
- * carries (a bandwidth plan on a faster port) reads its load past 1.
- * Far past it: a capped sensor's noise reaches 1.1 over a tick (a
- * shaper's bursts; a tenth of a second is 10-25 jiffies of /proc/stat),
- * and read as exact there, the valve lost its count and cold starts on
- * the link refused 12-35 requests. */
-#define QC_PI_UNCAPPED 1.5
-
-/* Whether u is a capped reading, a lower bound of the load. */
-static inline int qc_pi_capped(double u)
-{
-    return u >= QC_PI_SATURATED && u < QC_PI_UNCAPPED;
-}
 
 /* An error beyond this fraction of the set point is a large signal:
  * qc_pi_jump() moves the output to the model's answer at once.  On a
@@ -142,7 +126,7 @@ double qc_pi_invert_above(double (*f)(double m, void *arg), void *arg,
  * measured / model, the factor by which the model is off where the loop
  * is, for scaling the set point handed to qc_pi_invert(); 1 when the
  * model predicts next to nothing there or the measurement is saturated
- * (>= QC_PI_SATURATED: capped, it says nothing of the factor), else
+ * (>= QC_U_SATURATED: capped, it says nothing of the factor), else
  * clamped to
  * [1/4, 4].
  */

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "qc_math.h"
+#include "qc_reading.h"
 #include "qc_rls_private.h"
 
 #define NP QC_RLS_NP
@@ -76,12 +77,6 @@ static double prior_sd(int i)
 {
     return i < NT ? A_SD : i == IB ? B_SD : i == IC ? C_SD : D_SD;
 }
-
-/* A utilization at or above U_SAT is clipped by the resource, a lower
- * bound of the load (censored); from U_UNCAPPED on it is no cap (a link
- * declared below what it carries), as qc_pi.h's QC_PI_UNCAPPED. */
-#define U_SAT 0.97
-#define U_UNCAPPED 1.5
 
 /* No information in the direction of phi: skip. */
 #define R_EPS 1e-12
@@ -318,7 +313,9 @@ int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
     /* An idle period says nothing of the costs but all of d: the
      * regressor is then d's alone, and only d learns from it. */
     e = u_measured - dot(rls->theta, phi);
-    if (u_measured >= U_SAT && u_measured < U_UNCAPPED && e <= 0.0) {
+    /* A capped reading bounds the load from below: it corrects a model
+     * that predicts less, and says nothing otherwise. */
+    if (qc_u_capped(u_measured) && e <= 0.0) {
         return 0;
     }
     r = rls_gain(rls, phi, pphi);

@@ -781,7 +781,7 @@ START_TEST(test_low_reading_on_an_underpriced_fit)
         if (period == 0) {
             m_after = rig_level(&g);
         }
-        saturated += period >= 0 && u >= QC_PI_SATURATED;
+        saturated += period >= 0 && u >= QC_U_SATURATED;
     }
     printf("low reading, top tree underpriced 3.3x: held m %.3f, then "
            "%.3f, %d periods saturated\n", m_held, m_after, saturated);
@@ -878,8 +878,8 @@ START_TEST(test_calibration)
     }
     ck_assert(fabs(c.k - 46.0 / 150.0) < 0.01);
     ck_assert_int_eq(c.saturated, 0);
-    ck_assert(qc_pi_capped(0.97) && !qc_pi_capped(0.9)
-              && !qc_pi_capped(1.6) && qc_pi_capped(1.2));
+    ck_assert(qc_u_capped(0.97) && !qc_u_capped(0.9)
+              && !qc_u_capped(1.6) && qc_u_capped(1.2));
     /* search: k grows while saturation persists unexplained */
     qc_calib_init(&c);
     qc_calib_update(&c, 1.0, 0.5, 0.0, 0, 0, 0.95);
