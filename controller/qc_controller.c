@@ -36,21 +36,6 @@
 #include "qc_logno.h"
 #include "qc_state.h"
 
-/* Largest change of a level per period (see qc_pi_set_max_step). */
-#define QC_CTL_MAX_STEP 0.5
-
-static unsigned qc_max_levels(const qc_ctl_config_t *cfg)
-{
-    unsigned i, m = 1;
-
-    for (i = 0; i < cfg->nvs; i++) {
-        if (cfg->vs[i].levels > m) {
-            m = cfg->vs[i].levels;
-        }
-    }
-    return m;
-}
-
 /* The loop's m, not the threshold that serves it. */
 static double qc_level_in_shm(const qc_class_shm_t *cs)
 {
@@ -161,14 +146,12 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
 
             cl->m_applied = qc_level_in_shm(cs);
             qc_pi_init(&cl->pi, vs->levels, cl->m_applied);
-            qc_pi_set_max_step(&cl->pi, QC_CTL_MAX_STEP);
             qc_ctl_read_counts(cs, vs->levels, &cl->prev);
             qc_spread_update(&cl->spread, cl->prev.buckets, 0.0);
         }
     }
     qc_pi_init(&ctl->be, 1.0, apr_atomic_read64(&q->periods)
                ? qc_bitsd(apr_atomic_read64(&q->m_best_effort_bits)) : 1.0);
-    qc_pi_set_max_step(&ctl->be, QC_CTL_MAX_STEP / qc_max_levels(cfg));
     ctl->u_measured = -1.0;
     ctl->prev_u = -1.0;
     ctl->floor_cur = -1.0;

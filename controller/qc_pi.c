@@ -131,12 +131,6 @@ void qc_pi_init(qc_pi_t *pi, double m_max, double m_init)
     pi->jumped = 0;
     pi->kp = 0.0;
     pi->ki = 0.0;
-    pi->max_step = 0.0;
-}
-
-void qc_pi_set_max_step(qc_pi_t *pi, double max_step)
-{
-    pi->max_step = max_step > 0.0 ? max_step : 0.0;
 }
 
 double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
@@ -172,9 +166,6 @@ double qc_pi_step(qc_pi_t *pi, double setpoint, double measured, double p,
         else if (applied < pi->m - APPLIED_EPS && dm > 0.0) {
             dm = 0.0;
         }
-    }
-    if (pi->max_step > 0.0) {
-        dm = qc_clampd(dm, -pi->max_step, pi->max_step);
     }
     pi->m = qc_clampd(pi->m + dm, 0.0, pi->m_max);
     return pi->m;
@@ -277,9 +268,6 @@ void qc_pi_shift(qc_pi_t *pi, double dm)
 {
     if (!isfinite(dm)) {
         return;
-    }
-    if (pi->max_step > 0.0) {
-        dm = qc_clampd(dm, -pi->max_step, pi->max_step);
     }
     pi->m = qc_clampd(pi->m + dm, 0.0, pi->m_max);
 }

@@ -37,7 +37,6 @@
 typedef struct {
     double m;           /* output, in [0, m_max] */
     double m_max;       /* M */
-    double max_step;    /* largest change per period, 0: unlimited */
     double e_prev;      /* error of the previous step */
     int primed;         /* e_prev is valid */
     int jumped;         /* the last change was qc_pi_jump() */
@@ -76,15 +75,6 @@ void qc_pi_level_utils(const double *a_tree, double b, double c, double r,
 double qc_pi_process_gain(const double *u, unsigned M, double m);
 
 /* Start with output m_init (clamped to [0, m_max]); m_max > 0. */
-/*
- * Limit the change of the output per period.  The process gain is the
- * slope of the segment the output is on; a large error could otherwise
- * carry it across several segments in one period on a slope that no
- * longer applies, rejecting clients where degrading them was enough.
- * The controller allows half a level.
- */
-void qc_pi_set_max_step(qc_pi_t *pi, double max_step);
-
 void qc_pi_init(qc_pi_t *pi, double m_max, double m_init);
 
 /*
@@ -165,7 +155,7 @@ void qc_pi_hold_floor(qc_pi_t *pi, double floor);
 void qc_pi_hold_ceiling(qc_pi_t *pi, double ceiling);
 
 /*
- * Move the output by dm (within [0, M], at most the step limit), keeping
+ * Move the output by dm (within [0, M]), keeping
  * the loop's state: a feed-forward of what the error has not seen.
  */
 void qc_pi_shift(qc_pi_t *pi, double dm);

@@ -456,25 +456,6 @@ START_TEST(test_step_details)
 }
 END_TEST
 
-/* A step limit keeps a large error from carrying the output across
- * several segments in one period; without it the same error does. */
-START_TEST(test_max_step)
-{
-    qc_pi_t pi;
-    double m;
-
-    qc_pi_init(&pi, 2.0, 2.0);
-    qc_pi_set_max_step(&pi, 0.5);
-    m = qc_pi_step(&pi, 0.58, 5.0, 1.7, 1.0, 4.0, QC_PI_APPLIED_OWN);
-    ck_assert(fabs(m - 1.5) < 1e-12);
-    m = qc_pi_step(&pi, 0.58, 6.0, 1.7, 1.0, 4.0, QC_PI_APPLIED_OWN);
-    ck_assert(m >= 1.0 - 1e-12);
-    qc_pi_init(&pi, 2.0, 2.0);
-    m = qc_pi_step(&pi, 0.58, 5.0, 1.7, 1.0, 4.0, QC_PI_APPLIED_OWN);
-    ck_assert(m < 1.5);
-}
-END_TEST
-
 static const double lv_inv[3] = { 0.01, 0.39, 3.1 };
 
 static double util_cb(double m, void *arg)
@@ -623,7 +604,6 @@ static Suite *pi_suite(void)
     tcase_add_test(tc, test_antiwindup_saturation);
     tcase_add_test(tc, test_antiwindup_held);
     tcase_add_test(tc, test_step_details);
-    tcase_add_test(tc, test_max_step);
     tcase_add_test(tc, test_util_at_and_invert);
     tcase_add_test(tc, test_invert_above_the_lowest_tree);
     tcase_add_test(tc, test_jump);
