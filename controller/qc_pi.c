@@ -239,8 +239,7 @@ int qc_pi_jump(qc_pi_t *pi, double setpoint, double measured, double m_ff,
         || !isfinite(setpoint) || !isfinite(measured)
         || !isfinite(m_ff)
         || !(fabs(setpoint - measured)
-             > (saturated ? QC_PI_JUMP_SATURATED : QC_PI_JUMP)
-               * fabs(setpoint))
+             > QC_PI_JUMP * fabs(setpoint))
         || fabs(qc_clampd(m_ff, 0.0, pi->m_max) - pi->m) < 1e-6) {
         return 0;
     }

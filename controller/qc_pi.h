@@ -28,11 +28,8 @@
 #define QC_PI_APPLIED_OWN (-1.0)
 
 /* An error beyond this fraction of the set point is a large signal:
- * qc_pi_jump() moves the output to the model's answer at once.  On a
- * saturated sensor a smaller one is: everything over capacity queues
- * there, and the PI alone walks down too slowly. */
+ * qc_pi_jump() moves the output to the model's answer at once. */
 #define QC_PI_JUMP 0.3
-#define QC_PI_JUMP_SATURATED 0.15
 
 typedef struct {
     double m;           /* output, in [0, m_max] */
@@ -128,8 +125,7 @@ double qc_pi_model_ratio(double measured, double model);
  * several times the capacity they would walk m down one slope after
  * another over many periods while the excess queues on the link (and
  * takes further periods to drain).  When |setpoint - measured| exceeds
- * QC_PI_JUMP * setpoint (QC_PI_JUMP_SATURATED * setpoint when
- * `saturated`), the output goes straight to m_ff, the level
+ * QC_PI_JUMP * setpoint, the output goes straight to m_ff, the level
  * the model says meets the set point, and the loop restarts there with
  * no proportional kick from the stale error; returns 1.  Otherwise (or
  * for non-finite input, when m_ff is where the output is already, before

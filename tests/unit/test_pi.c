@@ -555,11 +555,11 @@ START_TEST(test_jump)
     ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.01, 5.0, 0), 0);
     ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP) - 1e-9,
                                 1.07, 0), 0);
-    /* saturated: a smaller error is a large signal */
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP_SATURATED)
-                                - 1e-9, 1.07, 1), 0);
-    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP_SATURATED)
-                                + 1e-9, 1.07, 1), 1);
+    /* saturated: the same threshold */
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP) - 1e-9,
+                                1.07, 1), 0);
+    ck_assert_int_eq(qc_pi_jump(&pi, 0.58, 0.58 * (1 + QC_PI_JUMP) + 1e-9,
+                                1.07, 1), 1);
     ck_assert(qc_pi_output(&pi) == 1.07);
     qc_pi_step(&pi, 0.58, 0.58, 2.71, 1.0, 4.0, QC_PI_APPLIED_OWN);
     qc_pi_init(&pi, 2.0, 2.0);
