@@ -36,11 +36,22 @@ BASE_MODULES = ["authz_core", "authz_host", "mime", "dir", "remoteip",
 _live = {}  # pid -> Apache, for the emergency teardown
 
 
+_given_ports = set()
+
+
 def free_port():
-    """A TCP port on loopback that nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port on loopback that nobody listens on right now and that
+    this process has not handed out before: the kernel may give one port
+    to two binds in a row, and a test that asks for two ports before its
+    server binds either would get one port twice."""
+    for _ in range(1000):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _given_ports:
+            _given_ports.add(port)
+            return port
+    raise RuntimeError("no loopback port left that was not handed out")
 
 
 # Held while a test makes, removes or depends on the system user qosctl,
