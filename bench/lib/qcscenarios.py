@@ -333,13 +333,14 @@ def class_counts(status, host, cls):
     return None, None
 
 
-def busy_share(cpu, seconds=1.0):
-    """CPU's busy share over the next seconds (others' load on a shared
-    machine, which the module's CPU sensor sees too)."""
-    b0 = qcbench.cpu_times(cpu)
+def busy_shares(cpus, seconds=1.0):
+    """Each CPU's busy share over the next seconds: others' load on a
+    shared machine, which the module's CPU sensor sees as load on the
+    server's CPU and which slows the clients on theirs."""
+    b0 = [qcbench.cpu_times(c) for c in cpus]
     time.sleep(seconds)
-    b1 = qcbench.cpu_times(cpu)
-    return (b1[0] - b0[0]) / max(1, b1[1] - b0[1])
+    b1 = [qcbench.cpu_times(c) for c in cpus]
+    return [(y[0] - x[0]) / max(1, y[1] - x[1]) for x, y in zip(b0, b1)]
 
 
 def run_server(tb, site, kind, cal, sc, which, segs, win, timeout,
@@ -347,10 +348,12 @@ def run_server(tb, site, kind, cal, sc, which, segs, win, timeout,
     """Every population (or those in `only`) over the timeline on one
     server: per population its window's summed metrics and, for the
     module's servers, the share of its host's class replies from the
-    top tree over the window.  info: gets U_bg, the server CPU's busy
-    share in the second before the server started (CPU kinds)."""
-    if kind.resource == "cpu" and info is not None:
-        info["U_bg"] = busy_share(qcbench.SERVER_CPUS or "0")
+    top tree over the window.  info: gets U_bg and C_bg, the server's
+    and the clients' CPU's busy share in the second before the server
+    started."""
+    if info is not None:
+        info["U_bg"], info["C_bg"] = busy_shares(
+            [qcbench.SERVER_CPUS or "0", qcbench.CLIENT_CPUS or "0"])
     prior = sc["prior"] if sc["shape"] == "cold" else 1.0
     h2 = any(p["model"] == "h2" for p in sc["pops"])
     srv, ports = make_server(tb, site, kind, cal, sc, which, prior, h2)
