@@ -44,7 +44,9 @@ void qc_calib_init(qc_calib_t *c);
 
 /* Whose load a reading shows (qc_calib_update's `reading`). */
 #define QC_CALIB_OWN 0          /* this period's decisions' */
-#define QC_CALIB_OLD 1          /* earlier work's as much (a drain): k stays */
+#define QC_CALIB_OLD 1          /* not only theirs: earlier work's as
+                                 * much (a drain), or censored (clients
+                                 * turned away): k stays */
 #define QC_CALIB_RISING 2       /* a rise the sensor lags: a lower bound */
 
 /*

@@ -202,6 +202,7 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     qc_ctl_classify(ctl);
     qc_ctl_update_model(ctl, in.dt);
     qc_ctl_add_queued(ctl, in.queued, in.dt);
+    qc_ctl_censor(ctl);
     if (ctl->cfg->log_only) {
         qc_ctl_dry_plant(ctl, in.dt);
         qc_ctl_policy(ctl);
@@ -210,6 +211,8 @@ void qc_ctl_step(qc_ctl_t *ctl, qc_ctl_input_t in)
     else {
         qc_ctl_policy(ctl);
     }
+    /* the capacity estimate reads the drops itself */
+    ctl->reading.saturated = qc_u_capped(ctl->u_measured);
     qc_ctl_capacity_period(ctl, in.dt);
     ctl->prev_u = in.u;
     ctl->periods++;

@@ -135,7 +135,9 @@ static void qc_bg_alone(qc_ctl_t *ctl)
     if (!ctl->reading.known) {
         return;
     }
-    if (!ctl->reading.saturated) {
+    /* the sensor's cap: clients turned away (qc_ctl_censor) with
+     * nothing served are a stalled server, not a background */
+    if (!qc_u_capped(ctl->u_measured)) {
         ctl->bg.alone = 0;
         if (ctl->bg.full && ++ctl->bg.below >= QC_CTL_PERSIST) {
             qc_background_gone(ctl);

@@ -332,8 +332,8 @@ void qc_be_to_lowest(qc_ctl_t *ctl, double lowest)
  * (qc_target_background).  A background is there at every instant; one
  * that steady arrivals cannot tell from the requests' costs is often
  * the fit's (pages that cost less under load, fitted as a background
- * that rose: the CPU held at 0.8-1.0 against 0.6 in test_robust).  Over
- * the bound (or saturated) for QC_CTL_PERSIST in a row on such a
+ * that rose: the CPU held at 0.8-1.0 against 0.6 in test_robust).  The
+ * sensor over the bound (or capped) for QC_CTL_PERSIST in a row on such a
  * fit, best effort spends a period at its lowest tree, whose reading
  * bounds the background (qc_ctl_update_model), and restarts from the
  * model corrected by it.  A background that is real reads at least as much
@@ -348,7 +348,7 @@ static void qc_be_note_over(qc_ctl_t *ctl)
 
     ctl->bg.wait -= cfg->period;
     if (ctl->u_measured > cfg->bound + QC_CTL_READING_NOISE
-        || ctl->reading.saturated) {
+        || qc_u_capped(ctl->u_measured)) {
         ctl->bg.over++;
     }
     else {

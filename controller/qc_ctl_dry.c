@@ -175,10 +175,11 @@ static double qc_dry_cost(qc_ctl_t *ctl, double u, double d, double served,
 }
 
 /* The load the server would have had, before any queue: see above.
- * Saturated, a completion costs at most what it cost in the last
- * period that was loaded and not: a resource the full tree saturates
- * spends more on each request (contention, and turning clients away)
- * than one held at the bound, where On's server runs. */
+ * Saturated or censored (qc_ctl_censor), a completion costs at most
+ * what it cost in the last period that was loaded and not: a resource
+ * the full tree saturates spends more on each request (contention, and
+ * turning clients away) than one held at the bound, where On's server
+ * runs. */
 static double qc_dry_demand(qc_ctl_t *ctl, double u, double served,
                             double would, double dt)
 {
@@ -188,7 +189,7 @@ static double qc_dry_demand(qc_ctl_t *ctl, double u, double served,
         return fmax(u - ctl->calib.k * (served - would), 0.0);
     }
     k = qc_dry_cost(ctl, u, d, served, dt, &unseen);
-    if (!qc_u_capped(u)) {
+    if (!qc_u_capped(u) && !ctl->reading.turned_away) {
         if (u >= QC_DRY_LOADED) {
             ctl->dry.k_loaded = k;
         }
@@ -237,7 +238,7 @@ void qc_ctl_dry_plant(qc_ctl_t *ctl, double dt)
     }
     ctl->u_measured = v;
     dry->ratio = u > 0.0 ? v / u : 1.0;
-    rd->saturated = qc_u_capped(v);
+    rd->saturated = qc_u_capped(v) || rd->turned_away;
     rd->fresh = !qc_u_capped(dry->u_prev);
     if (ctl->queued >= 0) {
         ctl->queued = dry->backlog > 0.0 ? ctl->queued : 0;

@@ -451,8 +451,10 @@ static void qc_ctl_calibrate(qc_ctl_t *ctl)
     ctl->sat.drained = ctl->sat.draining && !draining;
     ctl->sat.draining = draining;
     qc_ctl_classify_load(ctl, u_model);
+    /* A censored reading (qc_ctl_censor) is a bound from 0 on. */
     qc_calib_update(&ctl->calib, ctl->u_measured, u_model, ctl->model.d,
-                    ctl->reading.whose, expected_over, QC_U_SATURATED);
+                    ctl->reading.whose, expected_over,
+                    ctl->reading.turned_away ? 0.0 : QC_U_SATURATED);
     qc_note_unsaturated(ctl, u_model);
     ctl->prev_u_model = u_model;
     for (i = 0; i < cfg->nvs * QC_NCLASSES; i++) {

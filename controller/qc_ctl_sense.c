@@ -144,6 +144,29 @@ void qc_ctl_classify(qc_ctl_t *ctl)
 }
 
 /*
+ * A period in which the kernel turned connection attempts away at a
+ * full accept queue shows only the load httpd let in: whatever the
+ * sensor read is a lower bound of the load, so the reading is saturated
+ * (a bound, no measure) for the decisions, as a capped one is.  httpd
+ * turns clients away with its CPU half idle when its connection slots
+ * are the limit (the event MPM stops accepting at its connection limit;
+ * mod_cgid's daemon forks one child at a time), and a loop on the
+ * sensor alone then raises the trees while clients wait at the door.
+ * The value stays the sensor's: the fit has read the period as
+ * measured (qc_ctl_update_model), and the background's estimates and
+ * the calibration (qc_whose) take it for what was let in.
+ */
+void qc_ctl_censor(qc_ctl_t *ctl)
+{
+    qc_reading_t *rd = &ctl->reading;
+
+    rd->turned_away = rd->known && ctl->cp.attempts >= 0.0
+                      && ctl->cp.drops > 0.0
+                      && ctl->u_measured < QC_U_UNCAPPED;
+    rd->saturated = rd->saturated || rd->turned_away;
+}
+
+/*
  * Requests decided so far, of every host a loop drives, at a tree above
  * its lowest: what the valve (qc_ctl_valve) can still degrade.
  */
@@ -238,13 +261,19 @@ void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt)
 /*
  * Whose load this period's reading shows (QC_CALIB_*), once the model's
  * load of what was decided (u_model) and the drain are known: a drain's
- * backlog's as much as this period's; and a period whose decided load
- * jumped (a step) is read by a sensor that still lags it: a fall says
- * nothing of the scale, a rise bounds it from below.
+ * backlog's as much as this period's; a reading the kernel censored
+ * (qc_ctl_censor) below the sensor's cap is no measure of the decided
+ * load, and k searched up on it would price every request as if the
+ * resource were full while it idles (a premium class that fits would
+ * lose its top tree; a capped one is searched on, as ever); and a
+ * period whose decided load jumped (a step) is read by a sensor that
+ * still lags it: a fall says nothing of the scale, a rise bounds it
+ * from below.
  */
 static int qc_whose(const qc_ctl_t *ctl, double u_model)
 {
-    if (ctl->sat.draining || ctl->sat.drained || ctl->tick.valved_last) {
+    if (ctl->sat.draining || ctl->sat.drained || ctl->tick.valved_last
+        || (ctl->reading.turned_away && !qc_u_capped(ctl->u_measured))) {
         return QC_CALIB_OLD;
     }
     if (ctl->tick.valved) {

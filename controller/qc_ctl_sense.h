@@ -18,6 +18,8 @@ void qc_ctl_classify_load(qc_ctl_t *ctl, double u_model);
 /* Did a quantity change by half or more since the last period, at or
  * above `least` (below it, noise)? */
 int qc_jumped(double now, double prev, double least);
+/* The reading the decisions take, after the fit has read the period. */
+void qc_ctl_censor(qc_ctl_t *ctl);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
 double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds);

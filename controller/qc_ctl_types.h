@@ -103,6 +103,8 @@ typedef struct {
     int fresh;          /* the last period's reading was not saturated */
     int lagging;        /* the valve fired in this period or the last:
                          * the sensor still shows work queued before */
+    int turned_away;    /* the kernel dropped connection attempts at a
+                         * full accept queue (qc_ctl_censor) */
     int jumped;         /* bytes sent, replies or refusals moved by half
                          * or more since the last period */
     double served;      /* replies/s over every class, and bytes/s and */

@@ -18,6 +18,7 @@
 #include "qc_test.h"
 #include "qc_test_ctl.h"
 #include "qc_controller.h"
+#include "qc_ctl_capacity.h"
 #include "qc_surge.h"
 #include "link_plant.h"
 
@@ -514,6 +515,88 @@ START_TEST(test_accept_queue_counts_waiting_arrivals)
 END_TEST
 
 /*
+ * httpd can turn clients away with its CPU half idle: the event MPM stops
+ * accepting at its connection limit, and the kernel drops what its full
+ * accept queue cannot hold (a PHP site's closed loop of 1,000
+ * connections on bench/scenarios read U 0.45-0.9 at a drop share of 0.9,
+ * and the trees went up).  Such a reading bounds the load only from
+ * below: best effort goes to its lowest tree, as on a capped reading, and
+ * back to the top once nothing is turned away, and the calibration k is
+ * not searched up as on a resource that stays full.
+ */
+START_TEST(test_turned_away_reads_as_saturated)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(1500.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    double u = 0.0, k = 0.0;
+    int i, drop;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 24; i++) {
+        /* admitted: 1500 req/s whatever the tree; offered four times
+         * that in periods 9-16 */
+        drop = i > 8 && i <= 16;
+        u = plant_period(cs, &pl, 2, 1.0);
+        qc_ctl_capacity_tick(&ctl, 1.0, drop ? 1024 : 0, 1024,
+                             drop ? 6000.0 : 1500.0, drop ? 4500.0 : 0.0);
+        qc_test_step(&ctl, 1.0, u, drop ? 1024 : 0,
+                     (apr_int64_t)i * 1000000);
+        ck_assert_msg(u < 0.6, "period %d: reading %g", i, u);
+        ck_assert_msg(ctl.reading.turned_away == drop,
+                      "period %d: turned away %d", i,
+                      ctl.reading.turned_away);
+        if (i == 8) {
+            k = ctl.calib.k;
+        }
+        /* what was admitted and what it cost are a measure of the
+         * costs: the calibration is not searched up */
+        ck_assert_msg(i <= 8 || ctl.calib.k < 1.1 * k,
+                      "period %d: k %g, %g before", i, ctl.calib.k, k);
+        if (i == 8 || i == 24) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied > 1.99,
+                          "period %d: level %g with nothing turned away",
+                          i, ctl.cls[QC_CLASS_BASIC].m_applied);
+        }
+        if (i >= 12 && drop) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.0 + 1e-6,
+                          "period %d: level %g while clients are turned "
+                          "away", i, ctl.cls[QC_CLASS_BASIC].m_applied);
+        }
+    }
+}
+END_TEST
+
+/*
+ * httpd stalled with clients at its door: nothing counted, nothing
+ * served, the CPU idle, the kernel dropping every attempt (a PHP site on
+ * bench/scenarios, seconds at a time).  The reading is censored, not
+ * capped: no background fills the resource, and best effort is not sent
+ * to its top tree as if one did.
+ */
+START_TEST(test_a_stalled_server_is_no_background)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, plant_shm(pool, 1), 0.9);
+    for (i = 1; i <= 8; i++) {
+        qc_ctl_capacity_tick(&ctl, 1.0, 1024, 1024, 500.0, 500.0);
+        qc_test_step(&ctl, 1.0, 0.03, 1024, (apr_int64_t)i * 1000000);
+        ck_assert(ctl.reading.turned_away);
+        ck_assert_msg(!ctl.bg.full && ctl.be_mode != QC_BE_BACKGROUND,
+                      "period %d: a background (mode %d)", i,
+                      (int)ctl.be_mode);
+    }
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -729,6 +812,8 @@ int main(void)
         test_premium_first_on_a_best_effort_host,
         test_saturating_background_holds_every_class,
         test_accept_queue_counts_waiting_arrivals,
+        test_turned_away_reads_as_saturated,
+        test_a_stalled_server_is_no_background,
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
         test_a_saturated_period_with_nothing_served_teaches_nothing,
