@@ -40,11 +40,18 @@ unsigned qc_fewest_levels(qc_ctl_t *ctl, int busy)
 
 /* The fewest trees of a host with traffic the best-effort level
  * drives: m_b of 1 / this serves every such host from its lowest tree
- * or above.  An idle host must not hold the others at its range. */
+ * or above.  An idle host must not hold the others at its range.  A
+ * period in which no host counted an arrival while connections wait in
+ * the accept queues or replies on the link (a closed loop's large
+ * replies finishing together; every worker held) is not idle: the
+ * fewest of any host's, not the top tree. */
 unsigned qc_min_levels(qc_ctl_t *ctl)
 {
     unsigned m = qc_fewest_levels(ctl, 1);
 
+    if (!m && (ctl->queued > 0 || ctl->sent_backlog > 0.0)) {
+        m = qc_fewest_levels(ctl, 0);
+    }
     return m ? m : 1;
 }
 

@@ -597,6 +597,47 @@ START_TEST(test_a_stalled_server_is_no_background)
 END_TEST
 
 /*
+ * A saturated period in which no host counted an arrival: a link that a
+ * closed loop fills with large replies, all finishing together, or a
+ * CPU whose workers are all held (the simulator's seeds 117708685012080
+ * and 179598580000822).  No host is busy, and best effort's lowest tree
+ * was taken as the top's: the loop went to the top tree on a full
+ * resource, and a closed loop of 496 on the link got 0.38 of the lowest
+ * tree's replies.  While replies wait it stays at its lowest tree.
+ */
+START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 16; i++) {
+        /* from period 11 the link sends the replies of 2,000
+         * connections, half a second of it, and none is counted */
+        qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0,
+                                         (apr_int64_t)i * 1000000);
+
+        pl.r = i <= 10 ? 6000.0 : 0.0;
+        in.u = fmin(plant_period(cs, &pl, 2, 1.0), 1.0)
+               + (i > 10 ? 1.0 : 0.0);
+        in.link_bps = 1.0 / TRUE_B;
+        in.sendq_bytes = i > 10 ? 2000 * 32768.0 : 0.0;
+        qc_ctl_step(&ctl, in);
+        if (i >= 6) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.0 + 1e-6,
+                          "period %d: level %g on a full resource", i,
+                          ctl.cls[QC_CLASS_BASIC].m_applied);
+        }
+    }
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -814,6 +855,7 @@ int main(void)
         test_accept_queue_counts_waiting_arrivals,
         test_turned_away_reads_as_saturated,
         test_a_stalled_server_is_no_background,
+        test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree,
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
         test_a_saturated_period_with_nothing_served_teaches_nothing,
