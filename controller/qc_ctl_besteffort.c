@@ -228,8 +228,9 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
  * arrives after it acts, so a queue longer than a period is beyond its
  * reach; only admitting less shortens it, and p settles where the wait
  * holds at a period.  A queue a step left that the lowest tree drains
- * lowers p; a closed loop's queue is bounded by its clients, stays
- * short, and p stays 0.  The wait is measured, not modelled: no price
+ * lowers p, and from p = 0 only a wait that grew starts refusing: one
+ * over the target that falls is bounded already.  A closed loop's queue
+ * is bounded by its clients, stays short, and p stays 0.  The wait is measured, not modelled: no price
  * that saturation hides or a prior sets wrong enters it.  No wait
  * measured: nothing refused.  Nor where a 503 costs what the lowest
  * tree's reply does (a slow machine, tiny pages): refusing would turn
@@ -251,6 +252,9 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
     last = ctl->wait_last >= 0.0 ? ctl->wait_last : ctl->wait;
     p = ctl->be_last < lowest ? 1.0 - ctl->be_last / lowest : 0.0;
     p_last = p;
+    if (p_last == 0.0 && !(ctl->wait > last)) {
+        return 0.0;
+    }
     p += ((ctl->wait - t) + (ctl->wait - last))
          / (ctl->cfg->gain_margin * t);
     if (qc_be_rej_past(ctl, &f)) {

@@ -163,6 +163,33 @@ START_TEST(a_queue_the_lowest_tree_drains_is_not_refused)
 }
 END_TEST
 
+/*
+ * A flash of 10x for most of period 0, then 2x, which the lowest tree
+ * carries at half the link: the flash leaves seconds of replies queued,
+ * and the lowest tree drains them at half a second a period.  A wait
+ * over the target that falls needs no refusal to bound it (the
+ * simulator's seed 117708685011842, a cold start on a link, refused
+ * for three periods a queue the lowest tree was draining): nothing
+ * refused.
+ */
+static const link_case_t lk_flash = { 1.0, 10.0, 2.0, 0, 1, 0, 1, 20 };
+
+START_TEST(a_long_queue_the_lowest_tree_drains_is_not_refused)
+{
+    rec_t rc;
+    int p, over = 0;
+
+    link_run(&rc, &lk_flash);
+    rec_print("10x, then 2x", &rc);
+    for (p = 0; p < rc.n; p++) {
+        over |= rc.wait[p] > 1.0;
+        ck_assert_msg(rc.refused[p] == 0.0, "period %d: %g refused, "
+                      "wait %g", p - 5, rc.refused[p], rc.wait[p]);
+    }
+    ck_assert(over);                /* the flash's queue, over a period */
+}
+END_TEST
+
 /* At 5x the lowest tree needs 1.3x the link.  Once the trees are spent
  * requests wait over a period, and refusing holds the wait there: never
  * everyone, the share settling near what the lowest tree cannot carry
@@ -269,6 +296,7 @@ int main(void)
         track_to_lowest_on_a_jump_within_a_period,
         drain_to_lowest_when_the_backlog_does_not_fall,
         a_queue_the_lowest_tree_drains_is_not_refused,
+        a_long_queue_the_lowest_tree_drains_is_not_refused,
         refusing_holds_the_wait_at_a_period,
         refusing_stops_when_the_load_falls,
         refusing_ends_while_its_queue_drains,
