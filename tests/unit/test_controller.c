@@ -638,6 +638,54 @@ START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
 END_TEST
 
 /*
+ * A guaranteed host's closed loop on a link sends a burst far past its
+ * contract, then waits on the replies, sending nothing while seconds of
+ * them queue (the simulator's seed 117708685013120: 1,302 clients, a
+ * contract of 0.08 of the link).  Judged on the period alone it was
+ * within its contract in each silent period and owed its top tree, and
+ * each next burst came at the top tree, outlasting the clients' patience.
+ * Judged over the periods since requests last waited less than a
+ * period, it stays past its contract until its queue has drained.
+ */
+START_TEST(test_a_burst_past_its_contract_is_past_it_while_it_waits)
+{
+    qc_ctl_vs_t vs = { "g:80", NULL, 2, 1, 100.0, 100.0 * 32768, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(50.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 12; i++) {
+        /* 50 req/s within its Rmax of 100; in period 6, 10,000 requests:
+         * 2.6 s of the link's replies, drained over the periods after */
+        qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0,
+                                         (apr_int64_t)i * 1000000);
+        double queued = fmax(2.6 - (i - 6), 0.0);
+
+        pl.r = i < 6 ? 50.0 : i == 6 ? 10000.0 : 0.0;
+        in.u = fmin(plant_period(cs, &pl, 2, 1.0) + (i > 6 && queued > 0.0),
+                    1.0);
+        in.link_bps = 1.0 / TRUE_B;
+        in.sendq_bytes = i >= 6 ? queued / TRUE_B : 0.0;
+        qc_ctl_step(&ctl, in);
+        if (i < 6) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied > 1.99,
+                          "period %d: level %g within its contract", i,
+                          ctl.cls[QC_CLASS_BASIC].m_applied);
+        }
+        if (i == 6 || i == 7) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.99,
+                          "period %d: level %g with its burst queued", i,
+                          ctl.cls[QC_CLASS_BASIC].m_applied);
+        }
+    }
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -856,6 +904,7 @@ int main(void)
         test_turned_away_reads_as_saturated,
         test_a_stalled_server_is_no_background,
         test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree,
+        test_a_burst_past_its_contract_is_past_it_while_it_waits,
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
         test_a_saturated_period_with_nothing_served_teaches_nothing,
