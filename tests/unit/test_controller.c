@@ -597,6 +597,23 @@ START_TEST(test_a_stalled_server_is_no_background)
 END_TEST
 
 /*
+ * One period of a one-host plant on a link of 1 / TRUE_B bytes/s: pl's
+ * arrivals, read as their work plus `busy` (capped at 1), with `queued`
+ * seconds of replies waiting on the link.
+ */
+static void link_period(qc_ctl_t *ctl, qc_class_shm_t *cs,
+                        const plant_t *pl, int i, double busy,
+                        double queued)
+{
+    qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0, (apr_int64_t)i * 1000000);
+
+    in.u = fmin(plant_period(cs, pl, 2, 1.0) + busy, 1.0);
+    in.link_bps = 1.0 / TRUE_B;
+    in.sendq_bytes = queued / TRUE_B;
+    qc_ctl_step(ctl, in);
+}
+
+/*
  * A saturated period in which no host counted an arrival: a link that a
  * closed loop fills with large replies, all finishing together, or a
  * CPU whose workers are all held (the simulator's seeds 117708685012080
@@ -619,15 +636,9 @@ START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
     for (i = 1; i <= 16; i++) {
         /* from period 11 the link sends the replies of 2,000
          * connections, half a second of it, and none is counted */
-        qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0,
-                                         (apr_int64_t)i * 1000000);
-
         pl.r = i <= 10 ? 6000.0 : 0.0;
-        in.u = fmin(plant_period(cs, &pl, 2, 1.0), 1.0)
-               + (i > 10 ? 1.0 : 0.0);
-        in.link_bps = 1.0 / TRUE_B;
-        in.sendq_bytes = i > 10 ? 2000 * 32768.0 : 0.0;
-        qc_ctl_step(&ctl, in);
+        link_period(&ctl, cs, &pl, i, i > 10,
+                    i > 10 ? 2000 * 32768.0 * TRUE_B : 0.0);
         if (i >= 6) {
             ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.0 + 1e-6,
                           "period %d: level %g on a full resource", i,
@@ -661,16 +672,10 @@ START_TEST(test_a_burst_past_its_contract_is_past_it_while_it_waits)
     for (i = 1; i <= 12; i++) {
         /* 50 req/s within its Rmax of 100; in period 6, 10,000 requests:
          * 2.6 s of the link's replies, drained over the periods after */
-        qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0,
-                                         (apr_int64_t)i * 1000000);
-        double queued = fmax(2.6 - (i - 6), 0.0);
+        double queued = i >= 6 ? fmax(2.6 - (i - 6), 0.0) : 0.0;
 
         pl.r = i < 6 ? 50.0 : i == 6 ? 10000.0 : 0.0;
-        in.u = fmin(plant_period(cs, &pl, 2, 1.0) + (i > 6 && queued > 0.0),
-                    1.0);
-        in.link_bps = 1.0 / TRUE_B;
-        in.sendq_bytes = i >= 6 ? queued / TRUE_B : 0.0;
-        qc_ctl_step(&ctl, in);
+        link_period(&ctl, cs, &pl, i, i > 6 && queued > 0.0, queued);
         if (i < 6) {
             ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied > 1.99,
                           "period %d: level %g within its contract", i,
