@@ -230,8 +230,9 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
  * holds at a period.  A queue a step left that the lowest tree drains
  * lowers p, and from p = 0 only a wait that grew starts refusing: one
  * over the target that falls is bounded already.  A closed loop's queue
- * is bounded by its clients, stays short, and p stays 0.  The wait is measured, not modelled: no price
- * that saturation hides or a prior sets wrong enters it.  No wait
+ * is bounded by its clients, stays short, and p stays 0.  The wait is
+ * measured, not modelled: no price that saturation hides or a prior
+ * sets wrong enters it.  No wait
  * measured: nothing refused.  Nor where a 503 costs what the lowest
  * tree's reply does (a slow machine, tiny pages): refusing would turn
  * clients away and shorten nothing.

@@ -76,41 +76,37 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
     return qc_held(prem, prem->u) + qc_held(basic, basic->u);
 }
 
-/* The period's requests of each host, into its window (qc_in_contract),
- * and how long requests have waited longer than refusing's target. */
+/*
+ * Each host's contract window: what waits now came in since requests
+ * last waited less than a period (refusing's gate), so the window is the
+ * period just read, and while the gate reads long, every period since it
+ * did not and the one before them.  Kept as a count a host and the
+ * window's length (qc_in_contract).
+ */
 static void qc_note_contract(qc_ctl_t *ctl)
 {
+    int grow = qc_ctl_refuse_gate(ctl) == QC_REFUSE_LONG;
     unsigned i;
 
-    ctl->contract_at = (ctl->contract_at + 1) % QC_CTL_CONTRACT_RING;
+    ctl->contract_periods = grow ? ctl->contract_periods + 1 : 1;
     for (i = 0; i < ctl->cfg->nvs; i++) {
-        ctl->contract_n[i * QC_CTL_CONTRACT_RING + ctl->contract_at]
-            = qc_host_arrivals(ctl, &ctl->cfg->vs[i]) * ctl->cfg->period;
+        ctl->contract_n[i] = (grow ? ctl->contract_n[i] : 0.0)
+            + qc_host_arrivals(ctl, &ctl->cfg->vs[i]) * ctl->cfg->period;
     }
-    ctl->contract_spell = qc_ctl_refuse_gate(ctl) == QC_REFUSE_LONG
-                          ? ctl->contract_spell + 1 : 0;
 }
 
 /*
- * Is host i within its contract?  A contract is a rate, and what waits
- * now came in since requests last waited less than a period: the host is
- * judged on its count over those periods, and the one before them.  A
- * closed loop of 1,300 clients on a link, waiting on 5 s of replies,
- * sent nothing for two periods and was judged within its contract on
- * each of them, owed its top tree, where its next burst timed out whole.
+ * Is host i within its contract?  A contract is a rate: the host is
+ * judged on its count over its window against what the contract allows
+ * in it.  A closed loop of 1,300 clients on a link, waiting on 5 s of
+ * replies, sent nothing for two periods and was judged within its
+ * contract on each of them, owed its top tree, where its next burst
+ * timed out whole.
  */
 static int qc_in_contract(qc_ctl_t *ctl, unsigned i)
 {
-    unsigned w = ctl->contract_spell + 1, j;
-    double n = 0.0;
-
-    w = w < QC_CTL_CONTRACT_RING ? w : QC_CTL_CONTRACT_RING;
-    for (j = 0; j < w; j++) {
-        n += ctl->contract_n[i * QC_CTL_CONTRACT_RING
-                             + (ctl->contract_at + QC_CTL_CONTRACT_RING - j)
-                               % QC_CTL_CONTRACT_RING];
-    }
-    return !qc_past_contract(ctl, i, n, w * ctl->cfg->period);
+    return !qc_past_contract(ctl, i, ctl->contract_n[i],
+                             ctl->contract_periods * ctl->cfg->period);
 }
 
 /* A guaranteed class's own loop; returns the level applied to it. */

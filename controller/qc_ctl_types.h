@@ -235,11 +235,10 @@ typedef struct {
     int fit_held_set;
     /* The loops: one per (guaranteed host, class), and best effort's. */
     qc_ctl_class_t *cls;        /* nvs * QC_NCLASSES */
-    /* Each host's requests in each of its last QC_CTL_CONTRACT_RING
-     * periods, the newest at contract_at (qc_note_contract). */
-    double *contract_n;         /* nvs * QC_CTL_CONTRACT_RING */
-    unsigned contract_at;
-    unsigned contract_spell;    /* periods in a row requests waited long */
+    /* Each host's requests over its contract's window, and the window's
+     * length in periods (qc_note_contract). */
+    double *contract_n;         /* nvs */
+    unsigned contract_periods;
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
     qc_be_mode_t be_mode;       /* its mode this period, and why */
     qc_be_why_t be_why;

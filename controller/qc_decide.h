@@ -40,10 +40,6 @@
  * past it the tree loop cannot shorten the queue.  A drain clears a
  * backlog within it too. */
 #define QC_CTL_WAIT_PERIODS 1.0
-/* Periods of each host's counts kept for its contract's window
- * (qc_in_contract): 8 s at the shortest period, 64 s at the longest, a
- * memory bound past the clients' patience. */
-#define QC_CTL_CONTRACT_RING 32
 /* A reading past this is load beyond the resource as declared, not a
  * capped sensor's noise, which reaches 1.1 (qc_pi.h, QC_U_UNCAPPED). */
 #define QC_CTL_OVER_NOISE 1.1
