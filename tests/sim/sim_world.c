@@ -671,6 +671,23 @@ static double sim_serve(sim_t *s, double t, double cap)
     return done;
 }
 
+/* httpd logs a reply whose client went away as it logs any other, at
+ * the body's size: the content-length filter counted it whole
+ * (r->bytes_sent) before the link sent it. */
+static void sim_log_aborted(sim_t *s, const sim_cohort_t *c)
+{
+    const qc_sc_pop_t *p = &s->sc->pops[c->pop];
+    unsigned k;
+
+    for (k = 1; k <= M; k++) {
+        if (c->n[k] > 0.0) {
+            sim_count(s, p, 1, k, c->n[k]);
+            sim_count(s, p, 2, k,
+                      c->n[k] * sim_pop_bytes(s->sc, c->pop, k));
+        }
+    }
+}
+
 /* Clients that waited past their timeout give up: an error, and the
  * client goes on; a link stops sending to them, a CPU does not notice. */
 static void sim_timeouts(sim_t *s, double t)
@@ -695,6 +712,7 @@ static void sim_timeouts(sim_t *s, double t)
             }
             sim_return(s, c->pop, n, 1.0, t);
             if (s->sc->kind == QC_SC_LINK) {
+                sim_log_aborted(s, c);
                 s->pop[c->pop].inflight -= n;
                 continue;
             }
