@@ -601,54 +601,58 @@ void qc_be_apply(const qc_ctl_t *ctl, const qc_ctl_vs_t *vs, int k,
 }
 
 /*
- * Has guaranteed host i had more requests since the period began than
- * its contract allows a whole period (qc_past_contract)?  A contract is
- * a rate over the loop's period, so however its requests bunch (a page
- * and its objects) a host within it never has.
+ * Has guaranteed host i had more requests of class k since the period
+ * began than its contract allows a whole period (qc_past_contract)?
+ * Premium comes first, as in the loops: its requests count by
+ * themselves, basic's with premium's.  A contract is a rate over the
+ * loop's period, so however its requests bunch (a page and its objects)
+ * a host within it never has.
  */
-static int qc_over_contract(qc_ctl_t *ctl, unsigned i)
+static int qc_over_contract(qc_ctl_t *ctl, unsigned i, int k)
 {
     double t = ctl->tick.surge_t;
 
-    return qc_past_contract(ctl, i, qc_ctl_host_rate(ctl, i, t) * t,
+    return qc_past_contract(ctl, i, qc_ctl_host_rate(ctl, i, k, t) * t,
                             ctl->cfg->period);
 }
 
-/* The valve's levels: best effort at `lowest`, a guaranteed host past
- * its contract at its lowest tree, and the others at their own loop's
- * level where best effort had lent them more. */
-static void qc_valve_apply(qc_ctl_t *ctl, double lowest)
+/* The valve's levels: best effort at `lowest` when `be` (it was above
+ * it), each class of a guaranteed host past its contract at its lowest
+ * tree, and the others at their own loop's level where best effort had
+ * lent them more.  Returns whether a guaranteed class went down. */
+static int qc_valve_apply(qc_ctl_t *ctl, double lowest, int be)
 {
     const qc_ctl_config_t *cfg = ctl->cfg;
     unsigned i;
-    int k;
+    int k, down = 0;
 
     for (i = 0; i < cfg->nvs; i++) {
         const qc_ctl_vs_t *vs = &cfg->vs[i];
-        int over = vs->guaranteed && qc_over_contract(ctl, i);
 
         for (k = 0; k < QC_NCLASSES && !vs->fixed; k++) {
             qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
             if (!vs->guaranteed) {
-                qc_be_apply(ctl, vs, k, cl, lowest);
-            }
-            else if (over) {
-                /* basic as best effort's: its lowest tree until the
-                 * first unsaturated reading, not a period's cut its
-                 * loop then walks down from; premium is served first */
-                if (k == QC_CLASS_BASIC) {
-                    qc_pi_restart(&cl->pi, fmin(qc_pi_output(&cl->pi), 1.0));
+                if (be) {
+                    qc_be_apply(ctl, vs, k, cl, lowest);
                 }
+            }
+            else if (qc_over_contract(ctl, i, k)) {
+                /* as best effort's: its lowest tree until the first
+                 * unsaturated reading, not a period's cut its loop then
+                 * walks down from */
+                qc_pi_restart(&cl->pi, fmin(qc_pi_output(&cl->pi), 1.0));
+                down = down || cl->m_applied > 1.0;
                 cl->m_applied = fmin(cl->m_applied, 1.0);
             }
-            else if (cl->m_applied > qc_pi_output(&cl->pi)) {
+            else if (be && cl->m_applied > qc_pi_output(&cl->pi)) {
                 /* excess sharing gives back what best effort lent */
                 cl->m_applied = qc_share_level(qc_pi_output(&cl->pi),
                                                lowest, vs->levels);
             }
         }
     }
+    return down;
 }
 
 /*
@@ -674,7 +678,7 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     double upper = qc_ctl_upper_arrivals(ctl), last = ctl->tick.upper;
     double lowest;
     unsigned fewest;
-    int jumped = 0;
+    int jumped = 0, be;
 
     ctl->tick.upper = upper;
     if (!(u_tick >= QC_U_SATURATED) || !(dt > 0.0)) {
@@ -700,15 +704,19 @@ int qc_ctl_valve(qc_ctl_t *ctl, double dt, double u_tick, int surged)
     fewest = qc_fewest_levels(ctl, 1);
     lowest = 1.0 / (fewest ? fewest : qc_min_levels_any(ctl));
     if (!(jumped || surged) || ctl->tick.valved
-        || (ctl->warnings & QC_WARN_BACKGROUND)
-        || qc_pi_output(&ctl->be) <= lowest) {
+        || (ctl->warnings & QC_WARN_BACKGROUND)) {
         return 0;
     }
-    qc_be_to_lowest(ctl, lowest);
-    ctl->be_mode = QC_BE_LOWEST;
-    ctl->be_why = QC_BE_WHY_VALVE;
-    ctl->tick.valved = 1;
+    be = qc_pi_output(&ctl->be) > lowest;
+    if (!qc_valve_apply(ctl, lowest, be) && !be) {
+        return 0;
+    }
     ctl->tick.valves++;
-    qc_valve_apply(ctl, lowest);
+    if (be) {
+        qc_be_to_lowest(ctl, lowest);
+        ctl->be_mode = QC_BE_LOWEST;
+        ctl->be_why = QC_BE_WHY_VALVE;
+        ctl->tick.valved = 1;
+    }
     return 1;
 }

@@ -189,9 +189,11 @@ double qc_ctl_upper_arrivals(qc_ctl_t *ctl)
     return n;
 }
 
-/* Host i's arrivals/s since its counters were last read, at the
- * period's start, over the `seconds` since then. */
-double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds)
+/* Host i's arrivals/s of classes 0 to `upto` (premium, then basic)
+ * since its counters were last read, at the period's start, over the
+ * `seconds` since then. */
+double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, int upto,
+                        double seconds)
 {
     const qc_ctl_vs_t *vs = &ctl->cfg->vs[i];
     qc_ctl_counts_t now;
@@ -199,7 +201,7 @@ double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds)
     unsigned j;
     int k;
 
-    for (k = 0; k < QC_NCLASSES; k++) {
+    for (k = 0; k <= upto; k++) {
         const qc_ctl_class_t *cl = qc_cls(ctl, i, k);
 
         qc_ctl_read_counts(&vs->slot->cls[k], vs->levels, &now);

@@ -22,6 +22,7 @@ int qc_jumped(double now, double prev, double least);
 void qc_ctl_censor(qc_ctl_t *ctl);
 void qc_ctl_add_queued(qc_ctl_t *ctl, long queued, double dt);
 double qc_ctl_upper_arrivals(qc_ctl_t *ctl);
-double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, double seconds);
+double qc_ctl_host_rate(qc_ctl_t *ctl, unsigned i, int upto,
+                        double seconds);
 
 #endif /* QC_CTL_SENSE_H */

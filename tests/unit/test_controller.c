@@ -894,6 +894,80 @@ START_TEST(test_valve_sends_down_a_host_past_its_contract)
 }
 END_TEST
 
+/*
+ * The valve with best effort already at its lowest tree: a scraper
+ * holds best effort there, and a guaranteed host within its contract,
+ * at its top tree, gets a burst of basic requests far past it.  The
+ * valve had nothing to do once best effort was at its lowest, so the
+ * burst was served from the top tree until the period ended (the
+ * simulator's seed 117709448688543).  The host's basic class goes to
+ * its lowest tree within the period; its premium clients, within the
+ * contract by themselves, are served first and keep their tree.
+ */
+START_TEST(test_valve_sends_down_a_burst_beside_best_effort_at_its_lowest)
+{
+    qc_ctl_vs_t vs[2] = {
+        { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 },
+        { "g:80", NULL, 2, 1, 100.0, 100.0 * 32768, 0, 0.0 },
+    };
+    plant_t be = PLANT(6000.0, 8192.0, 32768.0);
+    plant_t prem = PLANT(50.0, 8192.0, 32768.0);
+    plant_t basic = PLANT(0.0, 8192.0, 32768.0);
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    qc_shm_t *q = plant_shm(pool, 2);
+    qc_class_shm_t *gp = &q->slots[1].cls[QC_CLASS_PREMIUM];
+    qc_class_shm_t *gb = &q->slots[1].cls[QC_CLASS_BASIC];
+    double be_before = 1.0;
+    unsigned long valves = 0;
+    int period, t;
+
+    plant_one_host(pool, &ctl, &cfg, vs, q, 0.9);
+    cfg.nvs = 2;
+    vs[1].slot = &q->slots[1];
+    qc_ctl_init(&ctl, &cfg, pool);
+    for (period = 1; period <= 8; period++) {
+        double u = 0.0;
+
+        if (period == 8) {
+            be_before = qc_pi_output(&ctl.be);
+            valves = ctl.tick.valves;
+            basic.r = 5000.0;
+        }
+        for (t = 0; t < 10; t++) {
+            double ut = plant_period(&q->slots[0].cls[QC_CLASS_BASIC], &be,
+                                     2, 0.1)
+                        + plant_period(gp, &prem, 2, 0.1)
+                        + plant_period(gb, &basic, 2, 0.1);
+
+            ut = fmin(ut, 1.0);
+            u += ut / 10.0;
+            qc_ctl_tick(&ctl, 0.1, ut);
+        }
+        if (period == 8) {
+            break;
+        }
+        qc_test_step(&ctl, 1.0, u, 0, (apr_int64_t)period * 1000000);
+        ck_assert_msg(qc_level_from_fx(gb->level_fx) == 2.0
+                      && qc_level_from_fx(gp->level_fx) == 2.0,
+                      "period %d: the host within its contract at %g, %g",
+                      period, qc_level_from_fx(gp->level_fx),
+                      qc_level_from_fx(gb->level_fx));
+    }
+    ck_assert_msg(be_before <= 0.5 + 1e-9,
+                  "best effort at %g before the burst, not its lowest",
+                  be_before);
+    ck_assert_msg(ctl.tick.valves > valves
+                  && qc_level_from_fx(gb->level_fx) <= 1.0,
+                  "the burst's class at %g within the period (%lu "
+                  "firings)", qc_level_from_fx(gb->level_fx),
+                  ctl.tick.valves - valves);
+    ck_assert_msg(qc_level_from_fx(gp->level_fx) == 2.0,
+                  "premium within the contract by itself at %g",
+                  qc_level_from_fx(gp->level_fx));
+}
+END_TEST
+
 int main(void)
 {
     const TTest *const tests[] = {
@@ -913,7 +987,8 @@ int main(void)
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
         test_a_saturated_period_with_nothing_served_teaches_nothing,
-        test_valve_sends_down_a_host_past_its_contract
+        test_valve_sends_down_a_host_past_its_contract,
+        test_valve_sends_down_a_burst_beside_best_effort_at_its_lowest
     };
 
     return qc_test_main("qc_controller", tests,
