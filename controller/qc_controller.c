@@ -135,6 +135,7 @@ void qc_ctl_init(qc_ctl_t *ctl, qc_ctl_config_t *cfg, apr_pool_t *p)
     ctl->cls = apr_pcalloc(p, sizeof(qc_ctl_class_t) * cfg->nvs
                               * QC_NCLASSES + 1);
     ctl->contract_n = apr_pcalloc(p, sizeof(double) * cfg->nvs + 1);
+    ctl->contract_last = apr_pcalloc(p, sizeof(double) * cfg->nvs + 1);
     qc_ctl_init_model(ctl);
     qc_calib_init(&ctl->calib);
     qc_ctl_capacity_init(ctl);

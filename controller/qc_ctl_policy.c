@@ -77,21 +77,30 @@ static double qc_guaranteed_targets(qc_ctl_t *ctl, unsigned i)
 }
 
 /*
- * Each host's contract window: what waits now came in since requests
- * last waited less than a period (refusing's gate), so the window is the
- * period just read, and while the gate reads long, every period since it
- * did not and the one before them.  Kept as a count a host and the
- * window's length (qc_in_contract).
+ * Each host's contract window: the requests a period serves came in
+ * within it and as far back as the wait at its start, and what waits at
+ * its end came in since requests last waited less than a period
+ * (refusing's gate).  So the window is the period just read and the one
+ * before it while the wait read short at both ends, and grows by a
+ * period while it read long at either.  Kept as a count a host and the
+ * window's length (qc_in_contract); any window of more than two periods
+ * grew from the last.
  */
 static void qc_note_contract(qc_ctl_t *ctl)
 {
-    int grow = qc_ctl_refuse_gate(ctl) == QC_REFUSE_LONG;
+    int grow = qc_ctl_refuse_gate(ctl) == QC_REFUSE_LONG
+               || ctl->wait_last > QC_CTL_WAIT_PERIODS * ctl->cfg->period;
     unsigned i;
 
-    ctl->contract_periods = grow ? ctl->contract_periods + 1 : 1;
+    ctl->contract_periods = grow ? ctl->contract_periods + 1
+                            : ctl->periods > 0 ? 2 : 1;
     for (i = 0; i < ctl->cfg->nvs; i++) {
-        ctl->contract_n[i] = (grow ? ctl->contract_n[i] : 0.0)
-            + qc_host_arrivals(ctl, &ctl->cfg->vs[i]) * ctl->cfg->period;
+        double now = qc_host_arrivals(ctl, &ctl->cfg->vs[i])
+                     * ctl->cfg->period;
+
+        ctl->contract_n[i] = (ctl->contract_periods > 2 ? ctl->contract_n[i]
+                              : ctl->contract_last[i]) + now;
+        ctl->contract_last[i] = now;
     }
 }
 
@@ -139,7 +148,13 @@ static double qc_guaranteed_loop(qc_ctl_t *ctl, const qc_ctl_vs_t *vs,
         qc_pi_step(&cl->pi, cl->u_target, cl->u, p, ctl->cfg->period,
                    ctl->cfg->gain_margin, applied);
     }
+    /* While requests wait longer than a period, a period's arrivals
+     * are censored by the wait (clients waiting send nothing): no news
+     * that the class could go up, as for best effort. */
     qc_hold_up(&cl->pi, own, 1.0);
+    if (qc_ctl_refuse_gate(ctl) == QC_REFUSE_LONG) {
+        qc_pi_hold_ceiling(&cl->pi, own);
+    }
     qc_reject_saving(ctl, cl, vs->levels, &r, &u0, &u1);
     qc_no_reject_below_bound(ctl, &cl->pi, own, 1.0, ctl->cfg->bound,
                              qc_reject_helps(ctl, r, u0, u1, cl->u_target,

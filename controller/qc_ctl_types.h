@@ -238,6 +238,7 @@ typedef struct {
     /* Each host's requests over its contract's window, and the window's
      * length in periods (qc_note_contract). */
     double *contract_n;         /* nvs */
+    double *contract_last;      /* nvs: the last period's requests */
     unsigned contract_periods;
     qc_pi_t be;                 /* best effort; m normalized to [0, 1] */
     qc_be_mode_t be_mode;       /* its mode this period, and why */

@@ -691,6 +691,53 @@ START_TEST(test_a_burst_past_its_contract_is_past_it_while_it_waits)
 END_TEST
 
 /*
+ * The same host's closed loop at its lowest tree: each burst takes two
+ * periods and a bit of the link, so the period after the wait fell
+ * below a period serves requests of the burst two periods back (the
+ * simulator's seed 117709448688543: 1,335 clients, a contract of 0.04
+ * of the link).  Judged on the two periods after the burst it was
+ * within its contract, owed its top tree, and its next burst came there
+ * and timed out whole.  The window reaches back as far as the wait at
+ * the period's start.  Nor does its loop go up while the replies wait
+ * longer than a period: it read the silent periods as a load of 0 and
+ * climbed to the top tree under the queue.
+ */
+START_TEST(test_a_waiting_burst_keeps_its_host_down)
+{
+    qc_ctl_vs_t vs = { "g:80", NULL, 2, 1, 100.0, 100.0 * 32768, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(50.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    double was = 2.0;
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 20; i++) {
+        /* from period 6 a burst of 10,000 every third period, its
+         * replies waiting 2.2, 1.2 and 0.2 s at the periods' ends */
+        int phase = (i - 6) % 3;
+        double queued = i >= 6 ? 2.2 - phase : 0.0;
+        double m;
+
+        pl.r = i < 6 ? 50.0 : phase == 0 ? 10000.0 : 0.0;
+        link_period(&ctl, cs, &pl, i, i >= 6, queued);
+        m = ctl.cls[QC_CLASS_BASIC].m_applied;
+        if (i >= 6) {
+            ck_assert_msg(m < 1.99, "period %d: level %g with a burst %d "
+                          "periods back still waiting", i, m, phase);
+        }
+        if (queued > 1.0) {
+            ck_assert_msg(m <= was + 1e-9, "period %d: level %g from %g "
+                          "with %g s waiting", i, m, was, queued);
+        }
+        was = m;
+    }
+}
+END_TEST
+
+/*
  * Excess sharing on a saturated link (bench/excess-sharing in
  * miniature): a guaranteed host steps far past its contract while it
  * rides on best effort's level.  Its own loop cuts it to its target;
@@ -984,6 +1031,7 @@ int main(void)
         test_a_stalled_server_is_no_background,
         test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree,
         test_a_burst_past_its_contract_is_past_it_while_it_waits,
+        test_a_waiting_burst_keeps_its_host_down,
         test_excess_sharing_step_rejects_nobody,
         test_counting_noise_teaches_no_background,
         test_a_saturated_period_with_nothing_served_teaches_nothing,
