@@ -228,9 +228,11 @@ double qc_be_premium(qc_ctl_t *ctl, double u_guaranteed)
  * arrives after it acts, so a queue longer than a period is beyond its
  * reach; only admitting less shortens it, and p settles where the wait
  * holds at a period.  A queue a step left that the lowest tree drains
- * lowers p, and from p = 0 only a wait that grew starts refusing: one
- * over the target that falls is bounded already.  A closed loop's queue
- * is bounded by its clients, stays short, and p stays 0.  The wait is
+ * lowers p, and from p = 0 only a standing wait that grew starts
+ * refusing: over the target at the period's start too (CoDel's test of
+ * a standing queue, its interval the period), for one that rose from
+ * under it is a burst, and one over it that falls is bounded already.
+ * A closed loop's queue is bounded by its clients, and p stays 0.  The wait is
  * measured, not modelled: no price that saturation hides or a prior
  * sets wrong enters it.  No wait
  * measured: nothing refused.  Nor where a 503 costs what the lowest
@@ -253,7 +255,7 @@ static double qc_be_refuse_share(qc_ctl_t *ctl, double lowest)
     last = ctl->wait_last >= 0.0 ? ctl->wait_last : ctl->wait;
     p = ctl->be_last < lowest ? 1.0 - ctl->be_last / lowest : 0.0;
     p_last = p;
-    if (p_last == 0.0 && !(ctl->wait > last)) {
+    if (p_last == 0.0 && !(ctl->wait > last && last > t)) {
         return 0.0;
     }
     p += ((ctl->wait - t) + (ctl->wait - last))

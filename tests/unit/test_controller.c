@@ -649,6 +649,45 @@ START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
 END_TEST
 
 /*
+ * A closed loop at the lowest tree, all its replies finishing together:
+ * each burst waits a period and a half on the link and drains within
+ * the next two, so the wait reads long at every burst, having grown
+ * from short (the simulator's seed 117709448688543: 0.2 to 0.9 s at a
+ * period of 0.4 s, 8% of the requests refused where the lowest tree
+ * pinned served them all).  The queue is bounded: a wait over the
+ * target only at a period's end is a burst, and refusing starts on one
+ * that stood over it for the whole period.
+ */
+START_TEST(test_a_burst_that_drains_is_not_refused)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
+    qc_shm_t *q = plant_shm(pool, 1);
+    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    int i;
+
+    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    for (i = 1; i <= 24; i++) {
+        /* from period 9 a burst of 9,000 every third period, waiting
+         * 1.6, 1.1 and 0.5 s at the periods' ends */
+        int phase = (i - 9) % 3;
+        double queued = i >= 9 ? 1.6 - 0.5 * phase - 0.1 * (phase == 2)
+                        : 0.0;
+
+        pl.r = i < 9 ? 6000.0 : phase == 0 ? 9000.0 : 0.0;
+        link_period(&ctl, cs, &pl, i, 1.0, queued);
+        if (i >= 9) {
+            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied >= 1.0 - 1e-9,
+                          "period %d: level %g, wait %g", i,
+                          ctl.cls[QC_CLASS_BASIC].m_applied, ctl.wait);
+        }
+    }
+}
+END_TEST
+
+/*
  * A guaranteed host's closed loop on a link sends a burst far past its
  * contract, then waits on the replies, sending nothing while seconds of
  * them queue (the simulator's seed 117708685013120: 1,302 clients, a
@@ -1030,6 +1069,7 @@ int main(void)
         test_turned_away_reads_as_saturated,
         test_a_stalled_server_is_no_background,
         test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree,
+        test_a_burst_that_drains_is_not_refused,
         test_a_burst_past_its_contract_is_past_it_while_it_waits,
         test_a_waiting_burst_keeps_its_host_down,
         test_excess_sharing_step_rejects_nobody,
