@@ -24,6 +24,17 @@
 
 static apr_pool_t *pool;
 
+/* One host of two trees (vs) at bound 0.9, whose basic class's
+ * counters the test moves itself. */
+static qc_class_shm_t *one_basic_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg,
+                                      qc_ctl_vs_t *vs)
+{
+    qc_shm_t *q = plant_shm(pool, 1);
+
+    plant_one_host(pool, ctl, cfg, vs, q, 0.9);
+    return &q->slots[0].cls[QC_CLASS_BASIC];
+}
+
 /*
  * Best effort offered twice what the machine can serve at full quality
  * settles at the bound by degrading; a guaranteed host within its
@@ -530,12 +541,11 @@ START_TEST(test_turned_away_reads_as_saturated)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t pl = PLANT(1500.0, 8192.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_class_shm_t *cs;
     double u = 0.0, k = 0.0;
     int i, drop;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    cs = one_basic_host(&ctl, &cfg, &vs);
     for (i = 1; i <= 24; i++) {
         /* admitted: 1500 req/s whatever the tree; offered four times
          * that in periods 9-16 */
@@ -628,11 +638,10 @@ START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_class_shm_t *cs;
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    cs = one_basic_host(&ctl, &cfg, &vs);
     for (i = 1; i <= 16; i++) {
         /* from period 11 the link sends the replies of 2,000
          * connections, half a second of it, and none is counted */
@@ -664,11 +673,10 @@ START_TEST(test_a_burst_that_drains_is_not_refused)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_class_shm_t *cs;
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    cs = one_basic_host(&ctl, &cfg, &vs);
     for (i = 1; i <= 24; i++) {
         /* from period 9 a burst of 9,000 every third period, waiting
          * 1.6, 1.1 and 0.5 s at the periods' ends */
@@ -703,11 +711,10 @@ START_TEST(test_a_burst_past_its_contract_is_past_it_while_it_waits)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t pl = PLANT(50.0, 8192.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_class_shm_t *cs;
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    cs = one_basic_host(&ctl, &cfg, &vs);
     for (i = 1; i <= 12; i++) {
         /* 50 req/s within its Rmax of 100; in period 6, 10,000 requests:
          * 2.6 s of the link's replies, drained over the periods after */
@@ -747,12 +754,11 @@ START_TEST(test_a_waiting_burst_keeps_its_host_down)
     qc_ctl_config_t cfg;
     qc_ctl_t ctl;
     plant_t pl = PLANT(50.0, 8192.0, 32768.0);
-    qc_shm_t *q = plant_shm(pool, 1);
-    qc_class_shm_t *cs = &q->slots[0].cls[QC_CLASS_BASIC];
+    qc_class_shm_t *cs;
     double was = 2.0;
     int i;
 
-    plant_one_host(pool, &ctl, &cfg, &vs, q, 0.9);
+    cs = one_basic_host(&ctl, &cfg, &vs);
     for (i = 1; i <= 20; i++) {
         /* from period 6 a burst of 10,000 every third period, its
          * replies waiting 2.2, 1.2 and 0.2 s at the periods' ends */
@@ -832,17 +838,6 @@ START_TEST(test_excess_sharing_step_rejects_nobody)
     ck_assert(!(q->warnings & QC_WARN_BACKGROUND));
 }
 END_TEST
-
-/* One best-effort host of two trees at bound 0.9, whose basic class's
- * counters the test moves itself. */
-static qc_class_shm_t *one_basic_host(qc_ctl_t *ctl, qc_ctl_config_t *cfg,
-                                      qc_ctl_vs_t *vs)
-{
-    qc_shm_t *q = plant_shm(pool, 1);
-
-    plant_one_host(pool, ctl, cfg, vs, q, 0.9);
-    return &q->slots[0].cls[QC_CLASS_BASIC];
-}
 
 /*
  * A steady load whose counts jitter as counts do (a period of 6,000
