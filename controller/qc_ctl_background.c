@@ -113,9 +113,11 @@ void qc_bg_after_fit(qc_ctl_t *ctl, double floor)
 /*
  * A background that saturates the resource while nothing of the
  * server's is under way (no arrivals, no replies, nothing left to
- * drain, and on a link no more of its replies queued than the queue's
- * noise: a closed loop whose replies all outlast a period sends no
- * request and finishes none, yet fills the link itself) for
+ * drain, no connection waiting to be accepted, and on a link no more of
+ * its replies queued than the queue's noise: a closed loop whose replies
+ * all outlast a period sends no request and finishes none, yet fills
+ * the link itself, and workers all held by requests longer than a
+ * period leave connections at the door) for
  * QC_CTL_PERSIST in a row: while the reading stays
  * saturated, no level lowers it, and the loops hold every class at its
  * top (invariant (v); the fit cannot tell how much of a saturated
@@ -149,6 +151,7 @@ static void qc_bg_alone(qc_ctl_t *ctl)
         served += ctl->cls[i].r_served;
     }
     if (qc_arrivals(ctl) > 0.0 || served > 0.0 || ctl->sat.draining
+        || ctl->queued > 0
         || ctl->sent_backlog > QC_CTL_LINK_FELL * ctl->cfg->period) {
         ctl->bg.alone = 0;
     }

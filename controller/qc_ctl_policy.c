@@ -309,6 +309,10 @@ static double qc_wait_at_lowest(const qc_ctl_t *ctl)
             return -1.0;
         }
         per = qc_mean_service(ctl);
+        if (!(per > 0.0)) {
+            /* nothing completed all period: each took longer */
+            per = ctl->cfg->period;
+        }
         if (r > 0.0 && low > 0.0) {
             per = fmin(per, low / r);
         }

@@ -607,6 +607,40 @@ START_TEST(test_a_stalled_server_is_no_background)
 END_TEST
 
 /*
+ * Every worker busy on requests that take longer than a period (CGI at
+ * 6x what the CPU carries, the simulator's seed 1374): the CPU full,
+ * nothing counted, nothing completed, connections waiting in the accept
+ * queues.  That is the server's own work: no background, which would
+ * have held every class at its top tree.  And its queue waits longer
+ * than the period in which none of it was served; read at a mean
+ * service of 0, it waited 0 s.
+ */
+START_TEST(test_a_server_that_completes_nothing_is_busy)
+{
+    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl = PLANT(2000.0, 8192.0, 32768.0);
+    qc_class_shm_t *cs = one_basic_host(&ctl, &cfg, &vs);
+    int i;
+
+    for (i = 1; i <= 12; i++) {
+        double u = i <= 5 ? plant_period(cs, &pl, 2, 1.0) : 1.0;
+
+        qc_test_step(&ctl, 1.0, u, i <= 5 ? 0 : 50,
+                     (apr_int64_t)i * 1000000);
+        if (i > 5) {
+            ck_assert_msg(!ctl.bg.full && ctl.be_mode != QC_BE_BACKGROUND,
+                          "period %d: a background (mode %d)", i,
+                          (int)ctl.be_mode);
+            ck_assert_msg(ctl.wait > cfg.period, "period %d: wait %g",
+                          i, ctl.wait);
+        }
+    }
+}
+END_TEST
+
+/*
  * One period of a one-host plant on a link of 1 / TRUE_B bytes/s: pl's
  * arrivals, read as their work plus `busy` (capped at 1), with `queued`
  * seconds of replies waiting on the link.
@@ -1063,6 +1097,7 @@ int main(void)
         test_accept_queue_counts_waiting_arrivals,
         test_turned_away_reads_as_saturated,
         test_a_stalled_server_is_no_background,
+        test_a_server_that_completes_nothing_is_busy,
         test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree,
         test_a_burst_that_drains_is_not_refused,
         test_a_burst_past_its_contract_is_past_it_while_it_waits,
