@@ -229,6 +229,16 @@ static void sim_count(sim_t *s, const qc_sc_pop_t *p, unsigned what,
     }
 }
 
+/* The module's log hook on a cohort's replies of tree k: responses and
+ * their bytes. */
+static void sim_log_replies(sim_t *s, const sim_cohort_t *c, unsigned k)
+{
+    const qc_sc_pop_t *p = &s->sc->pops[c->pop];
+
+    sim_count(s, p, 1, k, c->n[k]);
+    sim_count(s, p, 2, k, c->n[k] * sim_pop_bytes(s->sc, c->pop, k));
+}
+
 static int sim_measured(const sim_t *s, double t)
 {
     return t >= s->sc->t_load + 1.0 || (s->sc->t_load == 0.0 && t >= 1.0);
@@ -627,8 +637,7 @@ static double sim_serve_once(sim_t *s, double t, double cap)
                 continue;
             }
             /* the cohort's requests of tree k are served */
-            sim_count(s, p, 1, k, n);
-            sim_count(s, p, 2, k, n * sim_pop_bytes(sc, c->pop, k));
+            sim_log_replies(s, c, k);
             c->n[k] = 0.0;
             s->pop[c->pop].inflight -= n;
             if (c->orphan) {
@@ -676,14 +685,11 @@ static double sim_serve(sim_t *s, double t, double cap)
  * (r->bytes_sent) before the link sent it. */
 static void sim_log_aborted(sim_t *s, const sim_cohort_t *c)
 {
-    const qc_sc_pop_t *p = &s->sc->pops[c->pop];
     unsigned k;
 
     for (k = 1; k <= M; k++) {
         if (c->n[k] > 0.0) {
-            sim_count(s, p, 1, k, c->n[k]);
-            sim_count(s, p, 2, k,
-                      c->n[k] * sim_pop_bytes(s->sc, c->pop, k));
+            sim_log_replies(s, c, k);
         }
     }
 }
