@@ -180,7 +180,8 @@ static double qc_lowest_reply_seconds(const qc_ctl_t *ctl)
            ? (bytes / r + ctl->ovf.overhead) / ctl->link_bps : 0.0;
 }
 
-/* Seconds of the period a completion took, over every class; 0 none. */
+/* Seconds of the period a completion took, over every class; in a
+ * period that completed nothing, the period: each took longer. */
 static double qc_mean_service(const qc_ctl_t *ctl)
 {
     double served = 0.0;
@@ -189,7 +190,7 @@ static double qc_mean_service(const qc_ctl_t *ctl)
     for (i = 0; i < ctl->cfg->nvs * QC_NCLASSES; i++) {
         served += ctl->cls[i].r_served;
     }
-    return served > 0.0 ? 1.0 / served : 0.0;
+    return served > 0.0 ? 1.0 / served : ctl->cfg->period;
 }
 
 /* The link's backlog and the accept queues' connections at `per`
@@ -309,10 +310,6 @@ static double qc_wait_at_lowest(const qc_ctl_t *ctl)
             return -1.0;
         }
         per = qc_mean_service(ctl);
-        if (!(per > 0.0)) {
-            /* nothing completed all period: each took longer */
-            per = ctl->cfg->period;
-        }
         if (r > 0.0 && low > 0.0) {
             per = fmin(per, low / r);
         }
@@ -423,8 +420,8 @@ static void qc_check_resource(qc_ctl_t *ctl)
 
     if (ctl->reading.known && ctl->u_measured < 0.5 * ctl->cfg->bound
         && ctl->queued > 0
-        && (per <= 0.0 || (double)ctl->queued * per
-                          > QC_CTL_WAIT_PERIODS * ctl->cfg->period)) {
+        && (double)ctl->queued * per
+           > QC_CTL_WAIT_PERIODS * ctl->cfg->period) {
         if (ctl->low_queued < 2 * QC_CTL_PERSIST) {
             ctl->low_queued++;
         }
