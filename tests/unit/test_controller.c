@@ -640,21 +640,48 @@ START_TEST(test_a_server_that_completes_nothing_is_busy)
 }
 END_TEST
 
+/* One host of two trees on a link of 1 / TRUE_B bytes/s, its basic
+ * class driven a period at a time (link_period): replies of 8 KB and
+ * 32 KB. */
+typedef struct {
+    qc_ctl_vs_t vs;
+    qc_ctl_config_t cfg;
+    qc_ctl_t ctl;
+    plant_t pl;
+    qc_class_shm_t *cs;
+} link_host_t;
+
+static const qc_ctl_vs_t link_be = { "be:80", NULL, 2, 0, 0.0, 0.0, 0,
+                                     0.0 };
+/* a contract of 100 requests of the top tree a second */
+static const qc_ctl_vs_t link_g = { "g:80", NULL, 2, 1, 100.0,
+                                    100.0 * 32768, 0, 0.0 };
+
+static void link_host(link_host_t *h, const qc_ctl_vs_t *vs)
+{
+    plant_t pl = PLANT(0.0, 8192.0, 32768.0);
+
+    h->vs = *vs;
+    h->pl = pl;
+    h->cs = one_basic_host(&h->ctl, &h->cfg, &h->vs);
+}
+
 /*
- * One period of a one-host plant on a link of 1 / TRUE_B bytes/s: pl's
- * arrivals, read as their work plus `busy` (capped at 1), with `queued`
- * seconds of replies waiting on the link.
+ * Period i: r requests/s, read as their work plus `busy` (capped at 1),
+ * with `queued` seconds of replies waiting on the link.  Returns the
+ * basic class's level.
  */
-static void link_period(qc_ctl_t *ctl, qc_class_shm_t *cs,
-                        const plant_t *pl, int i, double busy,
-                        double queued)
+static double link_period(link_host_t *h, int i, double r, double busy,
+                          double queued)
 {
     qc_ctl_input_t in = qc_ctl_input(1.0, 0.0, 0, (apr_int64_t)i * 1000000);
 
-    in.u = fmin(plant_period(cs, pl, 2, 1.0) + busy, 1.0);
+    h->pl.r = r;
+    in.u = fmin(plant_period(h->cs, &h->pl, 2, 1.0) + busy, 1.0);
     in.link_bps = 1.0 / TRUE_B;
     in.sendq_bytes = queued / TRUE_B;
-    qc_ctl_step(ctl, in);
+    qc_ctl_step(&h->ctl, in);
+    return h->ctl.cls[QC_CLASS_BASIC].m_applied;
 }
 
 /*
@@ -668,24 +695,19 @@ static void link_period(qc_ctl_t *ctl, qc_class_shm_t *cs,
  */
 START_TEST(test_no_arrivals_on_a_full_resource_keeps_the_lowest_tree)
 {
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
-    qc_class_shm_t *cs;
+    link_host_t h;
     int i;
 
-    cs = one_basic_host(&ctl, &cfg, &vs);
+    link_host(&h, &link_be);
     for (i = 1; i <= 16; i++) {
         /* from period 11 the link sends the replies of 2,000
          * connections, half a second of it, and none is counted */
-        pl.r = i <= 10 ? 6000.0 : 0.0;
-        link_period(&ctl, cs, &pl, i, i > 10,
-                    i > 10 ? 2000 * 32768.0 * TRUE_B : 0.0);
+        double m = link_period(&h, i, i <= 10 ? 6000.0 : 0.0, i > 10,
+                               i > 10 ? 2000 * 32768.0 * TRUE_B : 0.0);
+
         if (i >= 6) {
-            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.0 + 1e-6,
-                          "period %d: level %g on a full resource", i,
-                          ctl.cls[QC_CLASS_BASIC].m_applied);
+            ck_assert_msg(m < 1.0 + 1e-6,
+                          "period %d: level %g on a full resource", i, m);
         }
     }
 }
@@ -703,27 +725,23 @@ END_TEST
  */
 START_TEST(test_a_burst_that_drains_is_not_refused)
 {
-    qc_ctl_vs_t vs = { "be:80", NULL, 2, 0, 0.0, 0.0, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t pl = PLANT(6000.0, 8192.0, 32768.0);
-    qc_class_shm_t *cs;
+    link_host_t h;
     int i;
 
-    cs = one_basic_host(&ctl, &cfg, &vs);
+    link_host(&h, &link_be);
     for (i = 1; i <= 24; i++) {
         /* from period 9 a burst of 9,000 every third period, waiting
          * 1.6, 1.1 and 0.5 s at the periods' ends */
         int phase = (i - 9) % 3;
         double queued = i >= 9 ? 1.6 - 0.5 * phase - 0.1 * (phase == 2)
                         : 0.0;
+        double m = link_period(&h, i, i < 9 ? 6000.0
+                                      : phase == 0 ? 9000.0 : 0.0,
+                               1.0, queued);
 
-        pl.r = i < 9 ? 6000.0 : phase == 0 ? 9000.0 : 0.0;
-        link_period(&ctl, cs, &pl, i, 1.0, queued);
         if (i >= 9) {
-            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied >= 1.0 - 1e-9,
-                          "period %d: level %g, wait %g", i,
-                          ctl.cls[QC_CLASS_BASIC].m_applied, ctl.wait);
+            ck_assert_msg(m >= 1.0 - 1e-9, "period %d: level %g, wait %g",
+                          i, m, h.ctl.wait);
         }
     }
 }
@@ -741,30 +759,25 @@ END_TEST
  */
 START_TEST(test_a_burst_past_its_contract_is_past_it_while_it_waits)
 {
-    qc_ctl_vs_t vs = { "g:80", NULL, 2, 1, 100.0, 100.0 * 32768, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t pl = PLANT(50.0, 8192.0, 32768.0);
-    qc_class_shm_t *cs;
+    link_host_t h;
     int i;
 
-    cs = one_basic_host(&ctl, &cfg, &vs);
+    link_host(&h, &link_g);
     for (i = 1; i <= 12; i++) {
         /* 50 req/s within its Rmax of 100; in period 6, 10,000 requests:
          * 2.6 s of the link's replies, drained over the periods after */
         double queued = i >= 6 ? fmax(2.6 - (i - 6), 0.0) : 0.0;
+        double m = link_period(&h, i, i < 6 ? 50.0
+                                      : i == 6 ? 10000.0 : 0.0,
+                               i > 6 && queued > 0.0, queued);
 
-        pl.r = i < 6 ? 50.0 : i == 6 ? 10000.0 : 0.0;
-        link_period(&ctl, cs, &pl, i, i > 6 && queued > 0.0, queued);
         if (i < 6) {
-            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied > 1.99,
-                          "period %d: level %g within its contract", i,
-                          ctl.cls[QC_CLASS_BASIC].m_applied);
+            ck_assert_msg(m > 1.99, "period %d: level %g within its "
+                          "contract", i, m);
         }
         if (i == 6 || i == 7) {
-            ck_assert_msg(ctl.cls[QC_CLASS_BASIC].m_applied < 1.99,
-                          "period %d: level %g with its burst queued", i,
-                          ctl.cls[QC_CLASS_BASIC].m_applied);
+            ck_assert_msg(m < 1.99, "period %d: level %g with its burst "
+                          "queued", i, m);
         }
     }
 }
@@ -784,25 +797,20 @@ END_TEST
  */
 START_TEST(test_a_waiting_burst_keeps_its_host_down)
 {
-    qc_ctl_vs_t vs = { "g:80", NULL, 2, 1, 100.0, 100.0 * 32768, 0, 0.0 };
-    qc_ctl_config_t cfg;
-    qc_ctl_t ctl;
-    plant_t pl = PLANT(50.0, 8192.0, 32768.0);
-    qc_class_shm_t *cs;
+    link_host_t h;
     double was = 2.0;
     int i;
 
-    cs = one_basic_host(&ctl, &cfg, &vs);
+    link_host(&h, &link_g);
     for (i = 1; i <= 20; i++) {
         /* from period 6 a burst of 10,000 every third period, its
          * replies waiting 2.2, 1.2 and 0.2 s at the periods' ends */
         int phase = (i - 6) % 3;
         double queued = i >= 6 ? 2.2 - phase : 0.0;
-        double m;
+        double m = link_period(&h, i, i < 6 ? 50.0
+                                      : phase == 0 ? 10000.0 : 0.0,
+                               i >= 6, queued);
 
-        pl.r = i < 6 ? 50.0 : phase == 0 ? 10000.0 : 0.0;
-        link_period(&ctl, cs, &pl, i, i >= 6, queued);
-        m = ctl.cls[QC_CLASS_BASIC].m_applied;
         if (i >= 6) {
             ck_assert_msg(m < 1.99, "period %d: level %g with a burst %d "
                           "periods back still waiting", i, m, phase);
