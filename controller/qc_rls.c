@@ -255,9 +255,33 @@ static double rls_gain(const qc_rls_t *rls, const double *phi, double *pphi)
  * server with one tree in use forgets as fast as the four-parameter
  * model did.
  */
-static void rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
-                      int active)
+/* Standard errors past a physical bound that 95% of a normal
+ * estimate's spread stays within. */
+#define OUT_SE 2.0
+
+/* Does the step put a parameter past its physical range by more than
+ * OUT_SE of its standard errors (at the nominal noise)?  Then no one
+ * regime explains the sample and the history together. */
+static int rls_contradicts(const qc_rls_t *rls)
 {
+    int i;
+
+    for (i = 0; i < NP; i++) {
+        double lo = lo_nat(i) * scale_of(i), hi = hi_nat(i) * scale_of(i);
+        double se = OUT_SE * NOISE_SD * sqrt(fmax(rls->p[i][i], 0.0));
+
+        if (rls->theta[i] < lo - se || rls->theta[i] > hi + se) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
+                     int active)
+{
+    int contradicts;
+
     double mu = 1.0 - active * (1.0 - rls->lambda), beta, s, t;
     int i, j;
 
@@ -283,7 +307,9 @@ static void rls_apply(qc_rls_t *rls, const double *pphi, double r, double e,
             }
         }
     }
+    contradicts = rls_contradicts(rls);
     project_box(rls);
+    return contradicts;
 }
 
 /* The running measures qc_rls_converged() reads. */
@@ -323,7 +349,21 @@ int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
         return 0;
     }
     old = *rls;
-    rls_apply(rls, pphi, r, e, active);
+    if (rls_apply(rls, pphi, r, e, active) && rls->censored
+        && !qc_u_capped(u_measured)) {
+        /* A measured reading no estimate in the box explains with what
+         * capped ones taught: their bounds were taken as measures, and
+         * their regime is gone (a background charged to the requests
+         * while it saturated the resource with them, then ended).  The
+         * sample is learnt from the prior's uncertainty, not projected
+         * against them onto the costs' floor. */
+        *rls = old;
+        reset_p(rls);
+        rls->censored = 0;
+        r = rls_gain(rls, phi, pphi);
+        rls_apply(rls, pphi, r, e, active);
+    }
+    rls->censored |= qc_u_capped(u_measured);
     if (!all_finite(rls)) {
         *rls = old;
         return -1;

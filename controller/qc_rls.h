@@ -78,6 +78,9 @@ typedef struct {
     unsigned long n;
     /* The scaled regressor of the last update: where the data are. */
     double phi_last[QC_RLS_NP];
+    /* A capped reading (a bound, taken as a measure) taught it since
+     * the covariance was last reset. */
+    int censored;
 } qc_rls_t;
 
 /*

@@ -625,6 +625,63 @@ START_TEST(test_censored_cold_start)
 END_TEST
 
 /*
+ * Recorded from the simulator (seed 179612402784532: a CGI site, a
+ * background job of 0.65 of the CPU from the load's step to 21 s): the
+ * top tree at 231 req/s, then the lowest tree saturated beside the job,
+ * whose capped readings taught the lowest tree's cost at 2.7 times its
+ * own; then the job ended and the first measured reading came, twice
+ * the requests at 0.84.  No cost in the box explains it with what the
+ * capped readings taught.  Projected onto the box against them, both
+ * trees' costs went to 0 and d to 0.95, and best effort's premium went
+ * to its top tree on a full CPU (goodput 0.43 of the lowest tree
+ * pinned).  Their bounds give way: the reading is learnt from the
+ * prior's uncertainty.
+ */
+START_TEST(test_a_measure_past_what_capped_readings_taught)
+{
+    static const double top = 231.39, lowest = 3536.25;
+    static const double light[] = { 0.700475, 0.685254, 0.700475,
+                                    0.685359, 0.700475, 0.700475,
+                                    0.685354, 0.700475, 0.68537,
+                                    0.700475, 0.685379, 0.700475,
+                                    0.700475, 0.68537 };
+    static const double held[] = { 1.0, 1.249, 1.43763, 0.554823,
+                                   1.00713, 1.02268, 0.958632, 1.01929,
+                                   0.993373, 1.0551, 0.976664 };
+    qc_rls_t rls;
+    qc_rls_sample_t x;
+    unsigned i;
+
+    qc_rls_init(&rls, 3e-3, 0.0, 2e-5, QC_RLS_LAMBDA);
+    memset(&x, 0, sizeof(x));
+    x.r[0] = top;
+    x.w = 1.40095e6;
+    for (i = 0; i < sizeof(light) / sizeof(*light); i++) {
+        qc_rls_update(&rls, &x, light[i]);
+    }
+    memset(&x, 0, sizeof(x));
+    x.r[1] = 2731.41;
+    x.w = 1.36472e7;
+    qc_rls_update(&rls, &x, 1.0);
+    x.r[1] = lowest;
+    x.w = 1.76655e7;
+    for (i = 0; i < sizeof(held) / sizeof(*held); i++) {
+        qc_rls_update(&rls, &x, held[i]);
+    }
+    ck_assert(qc_rls_a_tree(&rls, 1) > 2.5e-4);
+    x.r[1] = 8433.17;
+    x.w = 4.21526e7;
+    qc_rls_update(&rls, &x, 0.843052);
+    ck_assert_msg(qc_rls_a_tree(&rls, 1) > 0.5 * 0.843 / 8433.17
+                  && qc_rls_d(&rls) < 0.1,
+                  "lowest tree %g s, d %.3f", qc_rls_a_tree(&rls, 1),
+                  qc_rls_d(&rls));
+    assert_rel(qc_rls_a_tree(&rls, 0), 3e-3, 0.05);
+    assert_rel(qc_rls_predict(&rls, &x), 0.843, 0.05);
+}
+END_TEST
+
+/*
  * Replies of one size cannot tell a_0 from b, so a_0's own uncertainty
  * stays near its prior's; the cost of one such request, a_0 + b bytes,
  * is what the data pin down, and what "has the fit measured this tree"
@@ -665,6 +722,7 @@ static Suite *rls_suite(void)
 
     tcase_add_test(tc, test_per_tree_costs);
     tcase_add_test(tc, test_censored_cold_start);
+    tcase_add_test(tc, test_a_measure_past_what_capped_readings_taught);
     tcase_add_test(tc, test_scale_for_a_smaller_resource);
 
     tcase_add_test(tc, test_recovers_model);
