@@ -331,7 +331,7 @@ int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
 {
     double phi[NP], pphi[NP], r, e;
     qc_rls_t old;
-    int i, active = regressor(x, phi);
+    int i, out, active = regressor(x, phi);
 
     if (active < 0 || !isfinite(u_measured) || u_measured < 0.0) {
         return -1;
@@ -349,8 +349,14 @@ int qc_rls_update(qc_rls_t *rls, const qc_rls_sample_t *x,
         return 0;
     }
     old = *rls;
-    if (rls_apply(rls, pphi, r, e, active) && rls->censored
-        && !qc_u_capped(u_measured)) {
+    out = rls_apply(rls, pphi, r, e, active);
+    if (out && qc_u_capped(u_measured)) {
+        /* a bound no estimate in the box reconciles with what was
+         * measured: the measures stand */
+        *rls = old;
+        return 0;
+    }
+    if (out && rls->censored) {
         /* A measured reading no estimate in the box explains with what
          * capped ones taught: their bounds were taken as measures, and
          * their regime is gone (a background charged to the requests

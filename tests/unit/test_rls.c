@@ -682,6 +682,52 @@ START_TEST(test_a_measure_past_what_capped_readings_taught)
 END_TEST
 
 /*
+ * Recorded from the simulator (seed 179612402784666: a CGI site, the top
+ * tree at light load, then the lowest tree measured at 0.78 with 2,974
+ * req/s): a capped reading with fewer requests, 1,310 req/s at 1.0, as
+ * the loop took some of them to the top tree.  A bound at fewer
+ * requests over a measure at more is no load of these costs; taken as
+ * a measure and projected onto the box, it put the top tree's cost,
+ * measured at 0.003 s, at 0 and d at 0.14, and the loop sent every
+ * class up into a CPU the top tree saturates.  The measures stand.
+ */
+START_TEST(test_a_bound_against_the_measures_teaches_nothing)
+{
+    static const double light[] = { 0.1, 0.1, 0.09017, 0.1, 0.1, 0.1,
+                                    0.09022, 0.1, 0.1, 0.1 };
+    qc_rls_t rls, before;
+    qc_rls_sample_t x;
+    unsigned i;
+
+    qc_rls_init(&rls, 3e-3, 0.0, 2e-5, QC_RLS_LAMBDA);
+    memset(&x, 0, sizeof(x));
+    x.r[0] = 32.5156;
+    x.w = 2e5;
+    for (i = 0; i < sizeof(light) / sizeof(*light); i++) {
+        qc_rls_update(&rls, &x, light[i]);
+    }
+    memset(&x, 0, sizeof(x));
+    x.r[1] = 2973.55;
+    x.w = 1.48787e7;
+    qc_rls_update(&rls, &x, 0.7823);
+    before = rls;
+    x.r[1] = 1310.38;
+    x.w = 6.54657e6;
+    qc_rls_update(&rls, &x, 1.0);
+    assert_rel(qc_rls_a_tree(&rls, 0), qc_rls_a_tree(&before, 0), 1e-9);
+    assert_rel(qc_rls_a_tree(&rls, 1), qc_rls_a_tree(&before, 1), 1e-9);
+    ck_assert(fabs(qc_rls_d(&rls) - qc_rls_d(&before)) < 1e-9);
+    /* and a bound the measures allow still teaches */
+    qc_rls_update(&rls, &x, 0.5);
+    before = rls;
+    x.r[1] = 5000.0;
+    x.w = 2.5e7;
+    qc_rls_update(&rls, &x, 1.4);
+    ck_assert(qc_rls_a_tree(&rls, 1) > qc_rls_a_tree(&before, 1));
+}
+END_TEST
+
+/*
  * Replies of one size cannot tell a_0 from b, so a_0's own uncertainty
  * stays near its prior's; the cost of one such request, a_0 + b bytes,
  * is what the data pin down, and what "has the fit measured this tree"
@@ -723,6 +769,7 @@ static Suite *rls_suite(void)
     tcase_add_test(tc, test_per_tree_costs);
     tcase_add_test(tc, test_censored_cold_start);
     tcase_add_test(tc, test_a_measure_past_what_capped_readings_taught);
+    tcase_add_test(tc, test_a_bound_against_the_measures_teaches_nothing);
     tcase_add_test(tc, test_scale_for_a_smaller_resource);
 
     tcase_add_test(tc, test_recovers_model);
