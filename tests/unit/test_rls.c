@@ -624,6 +624,34 @@ START_TEST(test_censored_cold_start)
 }
 END_TEST
 
+/* A recorded run's start: a fit from a CGI site's prior (3 ms a page),
+ * taught n readings of the top tree alone at r req/s and w bytes/s; x
+ * is left at the lowest tree, nothing in it yet. */
+static void cgi_light_then_lowest(qc_rls_t *rls, qc_rls_sample_t *x,
+                                  double r, double w, const double *u,
+                                  unsigned n)
+{
+    unsigned i;
+
+    qc_rls_init(rls, 3e-3, 0.0, 2e-5, QC_RLS_LAMBDA);
+    memset(x, 0, sizeof(*x));
+    x->r[0] = r;
+    x->w = w;
+    for (i = 0; i < n; i++) {
+        qc_rls_update(rls, x, u[i]);
+    }
+    memset(x, 0, sizeof(*x));
+}
+
+/* One reading of the lowest tree alone at r req/s and w bytes/s. */
+static void lowest_reads(qc_rls_t *rls, qc_rls_sample_t *x, double r,
+                         double w, double u)
+{
+    x->r[1] = r;
+    x->w = w;
+    qc_rls_update(rls, x, u);
+}
+
 /*
  * Recorded from the simulator (seed 179612402784532: a CGI site, a
  * background job of 0.65 of the CPU from the load's step to 21 s): the
@@ -639,7 +667,7 @@ END_TEST
  */
 START_TEST(test_a_measure_past_what_capped_readings_taught)
 {
-    static const double top = 231.39, lowest = 3536.25;
+    static const double lowest = 3536.25;
     static const double light[] = { 0.700475, 0.685254, 0.700475,
                                     0.685359, 0.700475, 0.700475,
                                     0.685354, 0.700475, 0.68537,
@@ -652,26 +680,16 @@ START_TEST(test_a_measure_past_what_capped_readings_taught)
     qc_rls_sample_t x;
     unsigned i;
 
-    qc_rls_init(&rls, 3e-3, 0.0, 2e-5, QC_RLS_LAMBDA);
-    memset(&x, 0, sizeof(x));
-    x.r[0] = top;
-    x.w = 1.40095e6;
-    for (i = 0; i < sizeof(light) / sizeof(*light); i++) {
-        qc_rls_update(&rls, &x, light[i]);
-    }
-    memset(&x, 0, sizeof(x));
-    x.r[1] = 2731.41;
-    x.w = 1.36472e7;
-    qc_rls_update(&rls, &x, 1.0);
+    cgi_light_then_lowest(&rls, &x, 231.39, 1.40095e6, light,
+                          sizeof(light) / sizeof(*light));
+    lowest_reads(&rls, &x, 2731.41, 1.36472e7, 1.0);
     x.r[1] = lowest;
     x.w = 1.76655e7;
     for (i = 0; i < sizeof(held) / sizeof(*held); i++) {
         qc_rls_update(&rls, &x, held[i]);
     }
     ck_assert(qc_rls_a_tree(&rls, 1) > 2.5e-4);
-    x.r[1] = 8433.17;
-    x.w = 4.21526e7;
-    qc_rls_update(&rls, &x, 0.843052);
+    lowest_reads(&rls, &x, 8433.17, 4.21526e7, 0.843052);
     ck_assert_msg(qc_rls_a_tree(&rls, 1) > 0.5 * 0.843 / 8433.17
                   && qc_rls_d(&rls) < 0.1,
                   "lowest tree %g s, d %.3f", qc_rls_a_tree(&rls, 1),
@@ -697,32 +715,19 @@ START_TEST(test_a_bound_against_the_measures_teaches_nothing)
                                     0.09022, 0.1, 0.1, 0.1 };
     qc_rls_t rls, before;
     qc_rls_sample_t x;
-    unsigned i;
 
-    qc_rls_init(&rls, 3e-3, 0.0, 2e-5, QC_RLS_LAMBDA);
-    memset(&x, 0, sizeof(x));
-    x.r[0] = 32.5156;
-    x.w = 2e5;
-    for (i = 0; i < sizeof(light) / sizeof(*light); i++) {
-        qc_rls_update(&rls, &x, light[i]);
-    }
-    memset(&x, 0, sizeof(x));
-    x.r[1] = 2973.55;
-    x.w = 1.48787e7;
-    qc_rls_update(&rls, &x, 0.7823);
+    cgi_light_then_lowest(&rls, &x, 32.5156, 2e5, light,
+                          sizeof(light) / sizeof(*light));
+    lowest_reads(&rls, &x, 2973.55, 1.48787e7, 0.7823);
     before = rls;
-    x.r[1] = 1310.38;
-    x.w = 6.54657e6;
-    qc_rls_update(&rls, &x, 1.0);
+    lowest_reads(&rls, &x, 1310.38, 6.54657e6, 1.0);
     assert_rel(qc_rls_a_tree(&rls, 0), qc_rls_a_tree(&before, 0), 1e-9);
     assert_rel(qc_rls_a_tree(&rls, 1), qc_rls_a_tree(&before, 1), 1e-9);
     ck_assert(fabs(qc_rls_d(&rls) - qc_rls_d(&before)) < 1e-9);
     /* and a bound the measures allow still teaches */
     qc_rls_update(&rls, &x, 0.5);
     before = rls;
-    x.r[1] = 5000.0;
-    x.w = 2.5e7;
-    qc_rls_update(&rls, &x, 1.4);
+    lowest_reads(&rls, &x, 5000.0, 2.5e7, 1.4);
     ck_assert(qc_rls_a_tree(&rls, 1) > qc_rls_a_tree(&before, 1));
 }
 END_TEST
